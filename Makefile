@@ -1,0 +1,35 @@
+# ragkit: `make demo` and `make test` do all set-up on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install demo test lint clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first and pinned: an unpinned resolve pulls a multi-GB CUDA build.
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: install
+	rm -rf .demo-index
+	$(VENV)/bin/ragkit ingest examples --index .demo-index
+	$(VENV)/bin/ragkit query "What is the boiling point of water?" --index .demo-index -k 5
+	$(VENV)/bin/ragkit query "حديث عن الصلاة" --index .demo-index -k 3
+
+test: install
+	$(PY) -m pytest -q
+
+lint: install
+	$(VENV)/bin/ruff check ragkit tests
+
+clean:
+	rm -rf $(VENV) .demo-index
