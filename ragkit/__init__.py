@@ -1,1 +1,25 @@
-"""ragkit."""
+"""ragkit: multilingual RAG preprocessing, indexing and retrieval on a laptop CPU.
+
+Example:
+    >>> from ragkit import Index, Settings
+    >>> Settings().embedding_model
+    'multilingual-e5-small'
+"""
+
+from ragkit.chunking import Chunk, RecursiveTokenChunker
+from ragkit.config import Settings
+from ragkit.documents import Block, Document
+from ragkit.errors import RagkitError
+from ragkit.index import Hit, Index, IngestReport
+
+__all__ = [
+    "Block",
+    "Chunk",
+    "Document",
+    "Hit",
+    "Index",
+    "IngestReport",
+    "RagkitError",
+    "RecursiveTokenChunker",
+    "Settings",
+]

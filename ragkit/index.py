@@ -1,0 +1,206 @@
+"""The Python API: open or create an index, ingest files, search.
+
+Example:
+    >>> from ragkit import Index
+    >>> index = Index.open("my-index", create=True, model="all-minilm-l6-v2")  # doctest: +SKIP
+    >>> report = index.ingest(["examples/"])  # doctest: +SKIP
+    >>> index.search("boiling point of water", k=3)[0].source  # doctest: +SKIP
+    'examples/en/water.md'
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ragkit.chunking import RecursiveTokenChunker
+from ragkit.config import Settings
+from ragkit.documents import Document, SkippedFile, iter_batches, load_paths
+from ragkit.embed import Encoder
+from ragkit.store import PendingDocument, Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: a chunk of a document, with offsets into the document's original text."""
+
+    text: str
+    score: float
+    document_id: str
+    source: str
+    start: int
+    end: int
+    title: str = ""
+    language: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did: counts, per-file skip reasons and time per stage (seconds)."""
+
+    files_seen: int = 0
+    documents_added: int = 0
+    documents_unchanged: int = 0
+    documents_removed: int = 0
+    chunks_added: int = 0
+    skipped: list[SkippedFile] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    generation: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "files_seen": self.files_seen,
+            "documents_added": self.documents_added,
+            "documents_unchanged": self.documents_unchanged,
+            "documents_removed": self.documents_removed,
+            "chunks_added": self.chunks_added,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "seconds": self.seconds,
+            "generation": self.generation,
+        }
+
+
+ProgressCallback = Callable[[str, int, int], None]
+
+
+class Index:
+    """A ragkit index folder: SQLite + FAISS, with the encoder it was built with."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.settings = store.settings
+        self._encoder: Encoder | None = None
+        self.chunker = RecursiveTokenChunker(self.settings.chunk_tokens)
+
+    @classmethod
+    def open(
+        cls, path: str | Path, create: bool = False, model: str | None = None, **settings: Any
+    ) -> Index:
+        """Open the index at ``path``; with ``create=True`` make it when it does not exist."""
+        folder = Path(path)
+        if create and not (folder / "ragkit.sqlite").exists():
+            chosen = Settings(**({"embedding_model": model} if model else {}), **settings)
+            encoder = Encoder(chosen.embedding_model, chosen.embed_batch_size)
+            index = cls(Store.create(folder, chosen, encoder.dimension))
+            index._encoder = encoder
+            return index
+        index = cls(Store.open(folder))
+        if model and model != index.settings.embedding_model:
+            from ragkit.errors import RagkitError
+
+            raise RagkitError(
+                f"{folder}: built with {index.settings.embedding_model!r}, not {model!r}; "
+                "use a new --index folder for another model"
+            )
+        return index
+
+    @property
+    def encoder(self) -> Encoder:
+        if self._encoder is None:
+            self._encoder = Encoder(self.settings.embedding_model, self.settings.embed_batch_size)
+        return self._encoder
+
+    def ingest(
+        self,
+        paths: Iterable[str | Path],
+        prune: bool = False,
+        progress: ProgressCallback | None = None,
+    ) -> IngestReport:
+        """Load, chunk, embed and commit files; unchanged documents are skipped by content hash."""
+        started = datetime.now(UTC).isoformat()
+        report = IngestReport()
+        clock = time.perf_counter()
+        roots = [Path(p) for p in paths]
+        loaded = load_paths(roots)
+        report.skipped = loaded.skipped
+        report.files_seen = len({d.source for d in loaded.documents}) + len(loaded.skipped)
+        report.seconds["load"] = time.perf_counter() - clock
+
+        known = self.store.document_hashes()
+        changed = [d for d in loaded.documents if known.get(d.key) != d.content_hash]
+        report.documents_unchanged = len(loaded.documents) - len(changed)
+        stale = self._stale_keys(loaded.documents, roots, known) if prune else []
+        report.documents_removed = len(stale)
+
+        total_chunks = 0
+        report.seconds.update(chunk=0.0, embed=0.0, commit=0.0)
+        for batch in iter_batches(changed, self.settings.commit_every_documents):
+            clock = time.perf_counter()
+            chunked = [(doc, self.chunker.chunk(doc.text, doc.blocks)) for doc in batch]
+            report.seconds["chunk"] += time.perf_counter() - clock
+            clock = time.perf_counter()
+            texts = [c.text for _, chunks in chunked for c in chunks]
+            done = total_chunks
+            vectors = self.encoder.encode_passages(
+                texts, progress=(lambda n: progress("embed", done + n, 0)) if progress else None
+            )
+            report.seconds["embed"] += time.perf_counter() - clock
+            clock = time.perf_counter()
+            pending, position = [], 0
+            for doc, chunks in chunked:
+                pending.append(PendingDocument(doc, chunks, vectors[position : position + len(chunks)]))
+                position += len(chunks)
+            report.generation = self.store.commit(pending)
+            report.seconds["commit"] += time.perf_counter() - clock
+            total_chunks += len(texts)
+            report.documents_added += len(batch)
+            if progress:
+                progress("documents", report.documents_added, len(changed))
+        if stale:
+            report.generation = self.store.commit([], remove_keys=stale)
+        report.chunks_added = total_chunks
+        report.generation = self.store.generation
+        self.store.log_run(started, report.as_dict())
+        return report
+
+    @staticmethod
+    def _stale_keys(documents: list[Document], roots: list[Path], known: dict[str, str]) -> list[str]:
+        """Keys of stored documents under ``roots`` that this ingest no longer found."""
+        present = {d.key for d in documents}
+        prefixes = [str(r) for r in roots]
+        return [
+            key
+            for key in known
+            if key not in present and any(key == p or key.startswith(p.rstrip("/") + "/") for p in prefixes)
+        ]
+
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        """The ``k`` chunks most similar to ``query`` (dense retrieval), best first."""
+        vector = self.encoder.encode_queries([query])[0]
+        scored = self.store.search_vectors(vector, k)
+        rows = self.store.chunks_by_id(i for i, _ in scored)
+        return [
+            Hit(
+                text=rows[i].text,
+                score=score,
+                document_id=rows[i].external_id or rows[i].document_key,
+                source=rows[i].source,
+                start=rows[i].start,
+                end=rows[i].end,
+                title=rows[i].title,
+                language=rows[i].language,
+                metadata=rows[i].metadata,
+            )
+            for i, score in scored
+            if i in rows
+        ]
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "path": str(self.store.folder),
+            "generation": self.store.generation,
+            "embedding_model": self.settings.embedding_model,
+            "dimension": self.store.dimension,
+            **self.store.counts(),
+        }
+
+    def close(self) -> None:
+        self.store.close()

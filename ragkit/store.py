@@ -1,0 +1,335 @@
+"""The index folder: SQLite metadata + a FAISS vector index, committed by generation.
+
+Layout of an index folder::
+
+    ragkit.sqlite        documents, chunks (offsets, text, vector), settings, run log
+    vectors-<G>.faiss    the FAISS index of generation G
+    MANIFEST.json        generation, counts and file checksums (rewritten after each commit)
+
+Commit protocol: the new FAISS file ``vectors-<G+1>.faiss`` is written first; then one SQLite
+transaction stores the rows and sets ``generation = G+1``. That transaction is the commit
+point: a crash before it leaves generation G intact (the orphan FAISS file is removed on the next
+open), a crash after it leaves a complete generation G+1.
+
+Example:
+    >>> import tempfile, numpy as np
+    >>> store = Store.create(Path(tempfile.mkdtemp()) / "idx", Settings(), dimension=4)
+    >>> store.generation
+    0
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+from ragkit.chunking import Chunk
+from ragkit.config import Settings
+from ragkit.documents import Document
+from ragkit.errors import RagkitError
+
+DB_NAME = "ragkit.sqlite"
+MANIFEST_NAME = "MANIFEST.json"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    source TEXT NOT NULL,
+    external_id TEXT NOT NULL,
+    title TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    script TEXT NOT NULL,
+    language TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS documents_source ON documents(source);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
+    document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    start INTEGER NOT NULL,
+    end INTEGER NOT NULL,
+    token_count INTEGER NOT NULL,
+    chunker TEXT NOT NULL,
+    text TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    started TEXT NOT NULL,
+    summary TEXT NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A chunk row joined with its document, as search returns it."""
+
+    chunk_id: int
+    text: str
+    start: int
+    end: int
+    document_key: str
+    external_id: str
+    source: str
+    title: str
+    language: str
+    metadata: dict
+
+
+@dataclass(frozen=True)
+class PendingDocument:
+    """A document with its chunks and their vectors, ready to commit."""
+
+    document: Document
+    chunks: list[Chunk]
+    vectors: np.ndarray
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class Store:
+    """One index folder. Open with :meth:`open` or :meth:`create`; a single writer at a time."""
+
+    def __init__(self, folder: Path, connection: sqlite3.Connection) -> None:
+        self.folder = folder
+        self.db = connection
+        self.settings = Settings.model_validate_json(self._state("settings"))
+        self.dimension = int(self._state("dimension"))
+        self.generation = int(self._state("generation"))
+        self.vectors = self._load_vectors()
+
+    # -- opening -----------------------------------------------------------------------------
+    @staticmethod
+    def _connect(folder: Path) -> sqlite3.Connection:
+        connection = sqlite3.connect(folder / DB_NAME, isolation_level=None, check_same_thread=False)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA foreign_keys=ON")
+        connection.execute("PRAGMA busy_timeout=30000")
+        return connection
+
+    @classmethod
+    def create(cls, folder: Path, settings: Settings, dimension: int) -> Store:
+        """Create an empty index at ``folder`` (which must not already hold one)."""
+        if (folder / DB_NAME).exists():
+            raise RagkitError(f"{folder}: already holds a ragkit index; open it instead")
+        folder.mkdir(parents=True, exist_ok=True)
+        connection = cls._connect(folder)
+        connection.executescript(_SCHEMA)
+        empty = faiss.IndexIDMap2(faiss.IndexFlatIP(dimension))
+        faiss.write_index(empty, str(folder / "vectors-0.faiss"))
+        with connection:
+            connection.execute("BEGIN")
+            connection.executemany(
+                "INSERT INTO state(key, value) VALUES (?, ?)",
+                [
+                    ("settings", settings.model_dump_json()),
+                    ("dimension", str(dimension)),
+                    ("generation", "0"),
+                ],
+            )
+        store = cls(folder, connection)
+        store._write_manifest()
+        return store
+
+    @classmethod
+    def open(cls, folder: Path) -> Store:
+        """Open the last committed generation of the index at ``folder``."""
+        if not (folder / DB_NAME).exists():
+            raise RagkitError(
+                f"{folder}: no ragkit index here ({DB_NAME} missing); "
+                f"create one with `ragkit ingest PATH --index {folder}`"
+            )
+        return cls(folder, cls._connect(folder))
+
+    def _state(self, key: str) -> str:
+        row = self.db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            raise RagkitError(f"{self.folder / DB_NAME}: state {key!r} missing; index is damaged")
+        return row[0]
+
+    def _vector_path(self, generation: int) -> Path:
+        return self.folder / f"vectors-{generation}.faiss"
+
+    def _load_vectors(self) -> faiss.Index:
+        path = self._vector_path(self.generation)
+        if not path.exists():
+            raise RagkitError(f"{path}: missing for committed generation {self.generation}")
+        return faiss.read_index(str(path))
+
+    def remove_stale_files(self) -> None:
+        """Delete FAISS files of other generations (orphans of crashed or superseded commits)."""
+        keep = self._vector_path(self.generation).name
+        for path in self.folder.glob("vectors-*.faiss*"):
+            if path.name != keep:
+                path.unlink(missing_ok=True)
+
+    # -- reading -----------------------------------------------------------------------------
+    def document_hashes(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT key, content_hash FROM documents"))
+
+    def sources(self) -> set[str]:
+        return {row[0] for row in self.db.execute("SELECT DISTINCT source FROM documents")}
+
+    def counts(self) -> dict[str, int]:
+        documents = self.db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+        chunks = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        return {"documents": documents, "chunks": chunks, "vectors": int(self.vectors.ntotal)}
+
+    def search_vectors(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """Chunk ids and inner-product scores of the ``k`` nearest vectors."""
+        if self.vectors.ntotal == 0:
+            return []
+        scores, ids = self.vectors.search(query.reshape(1, -1).astype(np.float32), k)
+        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+
+    def chunks_by_id(self, ids: Iterable[int]) -> dict[int, StoredChunk]:
+        wanted = list(ids)
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        rows = self.db.execute(
+            "SELECT c.id, c.text, c.start, c.end, d.key, d.external_id, d.source, d.title, "
+            f"d.language, d.metadata FROM chunks c JOIN documents d ON d.id = c.document_id "
+            f"WHERE c.id IN ({marks})",
+            wanted,
+        ).fetchall()
+        return {
+            row[0]: StoredChunk(*row[:9], metadata=json.loads(row[9])) for row in rows
+        }
+
+    # -- writing -----------------------------------------------------------------------------
+    def _rebuilt_index(self) -> faiss.Index:
+        """A FAISS index rebuilt from the vectors stored in SQLite (Flat, or HNSW when large)."""
+        total = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        if total >= self.settings.hnsw_threshold:
+            inner = faiss.IndexHNSWFlat(self.dimension, self.settings.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            inner.hnsw.efSearch = self.settings.hnsw_ef_search
+        else:
+            inner = faiss.IndexFlatIP(self.dimension)
+        index = faiss.IndexIDMap2(inner)
+        for ids, vectors in self._stored_vectors():
+            index.add_with_ids(vectors, ids)
+        return index
+
+    def _stored_vectors(self, batch: int = 20_000):
+        cursor = self.db.execute("SELECT id, vector FROM chunks ORDER BY id")
+        while rows := cursor.fetchmany(batch):
+            ids = np.array([r[0] for r in rows], dtype=np.int64)
+            vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+            yield ids, vectors.reshape(len(rows), self.dimension)
+
+    def commit(self, pending: list[PendingDocument], remove_keys: Iterable[str] = ()) -> int:
+        """Replace/insert ``pending`` documents and delete ``remove_keys`` in one generation."""
+        replaced = [p.document.key for p in pending]
+        removing = list(dict.fromkeys([*remove_keys, *replaced]))
+        target = self.generation + 1
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            removed_ids = self._delete_documents(removing)
+            new_ids, new_vectors = self._insert(pending)
+            hnsw = not isinstance(faiss.downcast_index(self.vectors.index), faiss.IndexFlat)
+            total = self.vectors.ntotal - len(removed_ids) + len(new_ids)
+            if hnsw or total >= self.settings.hnsw_threshold:
+                index = self._rebuilt_index()
+            else:
+                index = faiss.clone_index(self.vectors)
+                if removed_ids:
+                    index.remove_ids(np.array(removed_ids, dtype=np.int64))
+                if new_ids:
+                    index.add_with_ids(new_vectors, np.array(new_ids, dtype=np.int64))
+            path = self._vector_path(target)
+            faiss.write_index(index, str(path) + ".tmp")
+            os.replace(str(path) + ".tmp", path)
+            self.db.execute("UPDATE state SET value = ? WHERE key = 'generation'", (str(target),))
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            self._vector_path(target).unlink(missing_ok=True)
+            raise
+        self.generation, self.vectors = target, index
+        self.remove_stale_files()
+        self._write_manifest()
+        return target
+
+    def _delete_documents(self, keys: list[str]) -> list[int]:
+        removed: list[int] = []
+        for key in keys:
+            removed.extend(
+                row[0]
+                for row in self.db.execute(
+                    "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id "
+                    "WHERE d.key = ?",
+                    (key,),
+                )
+            )
+            self.db.execute("DELETE FROM documents WHERE key = ?", (key,))
+        return removed
+
+    def _insert(self, pending: list[PendingDocument]) -> tuple[list[int], np.ndarray]:
+        ids: list[int] = []
+        vectors: list[np.ndarray] = []
+        for item in pending:
+            doc = item.document
+            document_id = self.db.execute(
+                "INSERT INTO documents(key, source, external_id, title, content_hash, script, "
+                "language, metadata, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    doc.key, doc.source, doc.external_id, doc.title, doc.content_hash,
+                    doc.script, doc.language, json.dumps(doc.metadata, ensure_ascii=False), doc.text,
+                ),
+            ).lastrowid
+            for chunk, vector in zip(item.chunks, item.vectors, strict=True):
+                chunk_id = self.db.execute(
+                    "INSERT INTO chunks(document_id, start, end, token_count, chunker, text, vector)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        document_id, chunk.start, chunk.end, chunk.token_count, chunk.chunker,
+                        chunk.text, np.asarray(vector, dtype=np.float32).tobytes(),
+                    ),
+                ).lastrowid
+                ids.append(int(chunk_id))
+                vectors.append(vector)
+        matrix = np.vstack(vectors).astype(np.float32) if vectors else np.zeros((0, self.dimension), np.float32)
+        return ids, matrix
+
+    def log_run(self, started: str, summary: dict) -> None:
+        self.db.execute(
+            "INSERT INTO runs(started, summary) VALUES (?, ?)",
+            (started, json.dumps(summary, ensure_ascii=False)),
+        )
+
+    def _write_manifest(self) -> None:
+        vectors = self._vector_path(self.generation)
+        manifest = {
+            "format": 1,
+            "generation": self.generation,
+            "dimension": self.dimension,
+            "embedding_model": self.settings.embedding_model,
+            "counts": self.counts(),
+            "files": {vectors.name: _sha256(vectors)},
+        }
+        temporary = self.folder / (MANIFEST_NAME + ".tmp")
+        temporary.write_text(json.dumps(manifest, indent=2))
+        os.replace(temporary, self.folder / MANIFEST_NAME)
+
+    def close(self) -> None:
+        self.db.close()
