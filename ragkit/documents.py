@@ -171,7 +171,6 @@ class _HtmlBlocks(HTMLParser):
         "section": "paragraph",
         "article": "paragraph",
         "br": "paragraph",
-        "title": "heading",
     }
     _HIDDEN = {"script", "style", "noscript", "template", "head"}
 
@@ -189,14 +188,16 @@ class _HtmlBlocks(HTMLParser):
         self._current = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self._HIDDEN and tag != "head":
+        if tag in self._HIDDEN:
             self._hidden += 1
+        if tag in ("td", "th"):
+            self._current.append(" ")
         if tag in self._KINDS:
             self._flush()
             self._kind = self._KINDS[tag]
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in self._HIDDEN and tag != "head":
+        if tag in self._HIDDEN:
             self._hidden = max(0, self._hidden - 1)
         if tag in self._KINDS:
             self._flush()

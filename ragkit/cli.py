@@ -1,0 +1,133 @@
+"""The ``ragkit`` command line (typer + rich).
+
+Example:
+    $ ragkit ingest examples --index demo-index
+    $ ragkit query "boiling point of water" --index demo-index -k 5
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import typer  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from ragkit.errors import RagkitError  # noqa: E402
+
+app = typer.Typer(help="ragkit: multilingual RAG ingest, index, query and evaluation.", no_args_is_help=True)
+console = Console()
+errors = Console(stderr=True)
+
+
+def _fail(error: RagkitError) -> None:
+    errors.print(f"[bold red]error:[/] {error}")
+    raise typer.Exit(2)
+
+
+@app.command()
+def ingest(
+    paths: list[Path] = typer.Argument(..., help="Files or folders to ingest (recursively)."),
+    index: Path = typer.Option(..., "--index", help="Index folder (created if missing)."),
+    model: str | None = typer.Option(None, "--model", help="Embedding model for a new index."),
+    prune: bool = typer.Option(False, "--prune", help="Remove documents whose files are gone."),
+) -> None:
+    """Load, chunk, embed and commit files into an index. Exit 1 when some files were skipped."""
+    from ragkit.index import Index
+
+    try:
+        opened = Index.open(index, create=True, model=model)
+        with Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            console=errors, transient=True,
+        ) as bar:
+            task = bar.add_task("ingesting documents", total=None)
+
+            def progress(stage: str, done: int, total: int) -> None:
+                if stage == "documents":
+                    bar.update(task, completed=done, total=total)
+
+            report = opened.ingest(paths, prune=prune, progress=progress)
+    except RagkitError as error:
+        _fail(error)
+    console.print(
+        f"files seen {report.files_seen} · documents added {report.documents_added} · "
+        f"unchanged {report.documents_unchanged} · removed {report.documents_removed} · "
+        f"chunks added {report.chunks_added} · generation {report.generation}"
+    )
+    if report.skipped:
+        table = Table("skipped file", "reason", title=f"{len(report.skipped)} skipped")
+        for item in report.skipped:
+            table.add_row(item.path, item.reason)
+        console.print(table)
+        raise typer.Exit(1)
+
+
+@app.command()
+def query(
+    text: str = typer.Argument(..., help="The query."),
+    index: Path = typer.Option(..., "--index", help="Index folder."),
+    k: int = typer.Option(10, "-k", "--top-k", min=1, help="Number of hits."),
+    as_json: bool = typer.Option(False, "--json", help="Print hits as JSON."),
+) -> None:
+    """Search an index and print ranked hits."""
+    from ragkit.index import Index
+
+    try:
+        hits = Index.open(index).search(text, k=k)
+    except RagkitError as error:
+        _fail(error)
+    if as_json:
+        typer.echo(json.dumps([hit.__dict__ for hit in hits], ensure_ascii=False, indent=2))
+        return
+    table = Table("#", "score", "source", "span", "text", title=f"query: {text}")
+    for rank, hit in enumerate(hits, start=1):
+        snippet = " ".join(hit.text.split())[:120]
+        table.add_row(str(rank), f"{hit.score:.3f}", hit.document_id, f"{hit.start}-{hit.end}", snippet)
+    console.print(table)
+
+
+@app.command()
+def info(index: Path = typer.Option(..., "--index", help="Index folder.")) -> None:
+    """Show an index's model, generation and counts."""
+    from ragkit.index import Index
+
+    try:
+        details = Index.open(index).info()
+    except RagkitError as error:
+        _fail(error)
+    table = Table("field", "value")
+    for key, value in details.items():
+        table.add_row(key, str(value))
+    console.print(table)
+
+
+@app.command(name="eval")
+def eval_command(
+    dataset: Path = typer.Argument(..., help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv."),
+    model: str | None = typer.Option(None, "--model", help="Embedding model."),
+    json_out: Path | None = typer.Option(None, "--json", help="Write the report as JSON here."),
+) -> None:
+    """Evaluate dense retrieval on a BEIR-layout dataset: nDCG@10, Recall@100, MRR@10."""
+    from ragkit.config import DEFAULT_MODEL
+    from ragkit.evaluate import evaluate
+
+    try:
+        report = evaluate(dataset, model or DEFAULT_MODEL)
+    except RagkitError as error:
+        _fail(error)
+    table = Table("dataset", "model", "queries", "nDCG@10", "Recall@100", "MRR@10")
+    table.add_row(
+        report.dataset, report.model, str(report.queries), f"{report.ndcg_at_10:.3f}",
+        f"{report.recall_at_100:.3f}", f"{report.mrr_at_10:.3f}",
+    )
+    console.print(table)
+    console.print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items()))
+    if json_out:
+        json_out.write_text(json.dumps(report.as_dict(), indent=2))

@@ -1,0 +1,113 @@
+"""BEIR-layout evaluation: ingest the corpus through the real pipeline, run queries, score.
+
+Metrics: nDCG@10 with graded gain ``2^rel - 1``, Recall@100 (share of judged-relevant documents
+in the top 100), MRR@10 (reciprocal rank of the first relevant document in the top 10).
+
+Example:
+    >>> ndcg_at_k(["d1", "d2"], {"d2": 1}, k=10)
+    0.6309297535714575
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragkit.config import DEFAULT_MODEL
+from ragkit.errors import RagkitError
+from ragkit.index import Index
+
+
+@dataclass
+class EvalReport:
+    """Mean metrics over judged queries plus wall time per stage (seconds)."""
+
+    dataset: str
+    model: str
+    queries: int
+    ndcg_at_10: float
+    recall_at_100: float
+    mrr_at_10: float
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+
+def load_qrels(path: Path) -> dict[str, dict[str, int]]:
+    if not path.exists():
+        raise RagkitError(f"{path}: missing; a BEIR folder needs qrels/test.tsv")
+    qrels: dict[str, dict[str, int]] = {}
+    with path.open(encoding="utf-8") as handle:
+        for row in csv.DictReader(handle, delimiter="\t"):
+            score = int(row["score"])
+            if score > 0:
+                qrels.setdefault(row["query-id"], {})[row["corpus-id"]] = score
+    return qrels
+
+
+def load_queries(path: Path) -> dict[str, str]:
+    if not path.exists():
+        raise RagkitError(f"{path}: missing; a BEIR folder needs queries.jsonl")
+    with path.open(encoding="utf-8") as handle:
+        return {str(r["_id"]): r["text"] for r in map(json.loads, filter(str.strip, handle))}
+
+
+def ndcg_at_k(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
+    dcg = sum((2 ** relevant.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted(relevant.values(), reverse=True)[:k]
+    idcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def recall_at_k(ranked: list[str], relevant: dict[str, int], k: int = 100) -> float:
+    return len(set(ranked[:k]) & relevant.keys()) / len(relevant) if relevant else 0.0
+
+
+def mrr_at_k(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
+    return next((1.0 / (i + 1) for i, d in enumerate(ranked[:k]) if d in relevant), 0.0)
+
+
+def rank_documents(index: Index, query: str, depth: int = 100) -> list[str]:
+    """Document ids best first; a document scores as its best chunk."""
+    ranked: list[str] = []
+    for hit in index.search(query, k=depth * 3):
+        if hit.document_id not in ranked:
+            ranked.append(hit.document_id)
+    return ranked[:depth]
+
+
+def evaluate(dataset: Path, model: str = DEFAULT_MODEL, index_dir: Path | None = None) -> EvalReport:
+    """Evaluate dense retrieval with ``model`` on the BEIR folder ``dataset``."""
+    corpus = dataset / "corpus.jsonl"
+    if not corpus.exists():
+        raise RagkitError(f"{corpus}: missing; a BEIR folder needs corpus.jsonl")
+    qrels = load_qrels(dataset / "qrels" / "test.tsv")
+    queries = load_queries(dataset / "queries.jsonl")
+    judged = [q for q in queries if q in qrels]
+    seconds: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="ragkit-eval-") as scratch:
+        folder = index_dir or Path(scratch) / "index"
+        index = Index.open(folder, create=True, model=model)
+        ingest = index.ingest([corpus])
+        seconds.update({f"ingest_{k}": v for k, v in ingest.seconds.items()})
+        clock = time.perf_counter()
+        runs = {q: rank_documents(index, queries[q]) for q in judged}
+        seconds["search"] = time.perf_counter() - clock
+        index.close()
+    count = max(len(judged), 1)
+    return EvalReport(
+        dataset=dataset.name,
+        model=model,
+        queries=len(judged),
+        ndcg_at_10=sum(ndcg_at_k(runs[q], qrels[q]) for q in judged) / count,
+        recall_at_100=sum(recall_at_k(runs[q], qrels[q]) for q in judged) / count,
+        mrr_at_10=sum(mrr_at_k(runs[q], qrels[q]) for q in judged) / count,
+        seconds=seconds,
+    )
