@@ -62,10 +62,9 @@ def ingest(
         f"chunks added {report.chunks_added} · generation {report.generation}"
     )
     if report.skipped:
-        table = Table("skipped file", "reason", title=f"{len(report.skipped)} skipped")
+        console.print(f"[yellow]{len(report.skipped)} skipped:[/]")
         for item in report.skipped:
-            table.add_row(item.path, item.reason)
-        console.print(table)
+            console.print(f"  {item.path}: {item.reason}", soft_wrap=True, markup=False)
         raise typer.Exit(1)
 
 

@@ -117,6 +117,7 @@ class Index:
         """Load, chunk, embed and commit files; unchanged documents are skipped by content hash."""
         started = datetime.now(UTC).isoformat()
         report = IngestReport()
+        self.store.remove_stale_files()  # leftovers of a crashed commit, now that we write
         clock = time.perf_counter()
         roots = [Path(p) for p in paths]
         loaded = load_paths(roots)

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from conftest import MODEL
+from ragkit.evaluate import evaluate, mrr_at_k, ndcg_at_k, recall_at_k
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir"
+
+
+def test_metrics_by_hand() -> None:
+    relevant = {"a": 2, "b": 1}
+    ranked = ["x", "a", "b"]
+    dcg = 3 / math.log2(3) + 1 / math.log2(4)
+    idcg = 3 / math.log2(2) + 1 / math.log2(3)
+    assert ndcg_at_k(ranked, relevant) == pytest.approx(dcg / idcg)
+    assert mrr_at_k(ranked, relevant) == 0.5
+    assert recall_at_k(ranked, relevant, k=2) == 0.5
+    assert ndcg_at_k(["a", "b"], relevant) == pytest.approx(1.0)
+
+
+def test_evaluate_tiny_beir_folder(tmp_path: Path) -> None:
+    (tmp_path / "qrels").mkdir()
+    docs = {
+        "d1": "Water boils at one hundred degrees Celsius.",
+        "d2": "Cats sleep most of the day.",
+        "d3": "Airfoil lift depends on the angle of attack.",
+    }
+    (tmp_path / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in docs.items())
+    )
+    (tmp_path / "queries.jsonl").write_text(
+        json.dumps({"_id": "q1", "text": "boiling temperature of water"}) + "\n"
+        + json.dumps({"_id": "q2", "text": "wing lift and angle of attack"}) + "\n"
+    )
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t2\n")
+    report = evaluate(tmp_path, MODEL)
+    assert report.queries == 2
+    assert report.ndcg_at_10 == pytest.approx(1.0)
+    assert report.mrr_at_10 == 1.0 and report.recall_at_100 == 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (SHARED / "cranfield").exists(), reason="shared data not present")
+def test_cranfield_minilm_matches_reference() -> None:
+    report = evaluate(SHARED / "cranfield", MODEL)
+    assert report.queries == 225
+    assert abs(report.ndcg_at_10 - 0.368) <= 0.01
