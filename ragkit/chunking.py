@@ -101,4 +101,3 @@ class RecursiveTokenChunker:
     def _make(self, text: str, pieces: list[tuple[int, int, int]]) -> Chunk:
         start, end = pieces[0][0], pieces[-1][1]
         return Chunk(text[start:end], start, end, sum(p[2] for p in pieces), self.name)
-

@@ -14,14 +14,16 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import typer  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn  # noqa: E402
-from rich.table import Table  # noqa: E402
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
 
-from ragkit.errors import RagkitError  # noqa: E402
+from ragkit.errors import RagkitError
 
-app = typer.Typer(help="ragkit: multilingual RAG ingest, index, query and evaluation.", no_args_is_help=True)
+app = typer.Typer(
+    help="ragkit: multilingual RAG ingest, index, query and evaluation.", no_args_is_help=True
+)
 console = Console()
 errors = Console(stderr=True)
 
@@ -44,8 +46,11 @@ def ingest(
     try:
         opened = Index.open(index, create=True, model=model)
         with Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            console=errors, transient=True,
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=errors,
+            transient=True,
         ) as bar:
             task = bar.add_task("ingesting documents", total=None)
 
@@ -88,7 +93,9 @@ def query(
     table = Table("#", "score", "source", "span", "text", title=f"query: {text}")
     for rank, hit in enumerate(hits, start=1):
         snippet = " ".join(hit.text.split())[:120]
-        table.add_row(str(rank), f"{hit.score:.3f}", hit.document_id, f"{hit.start}-{hit.end}", snippet)
+        table.add_row(
+            str(rank), f"{hit.score:.3f}", hit.document_id, f"{hit.start}-{hit.end}", snippet
+        )
     console.print(table)
 
 
@@ -109,7 +116,9 @@ def info(index: Path = typer.Option(..., "--index", help="Index folder.")) -> No
 
 @app.command(name="eval")
 def eval_command(
-    dataset: Path = typer.Argument(..., help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv."),
+    dataset: Path = typer.Argument(
+        ..., help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv."
+    ),
     model: str | None = typer.Option(None, "--model", help="Embedding model."),
     json_out: Path | None = typer.Option(None, "--json", help="Write the report as JSON here."),
 ) -> None:
@@ -123,8 +132,12 @@ def eval_command(
         _fail(error)
     table = Table("dataset", "model", "queries", "nDCG@10", "Recall@100", "MRR@10")
     table.add_row(
-        report.dataset, report.model, str(report.queries), f"{report.ndcg_at_10:.3f}",
-        f"{report.recall_at_100:.3f}", f"{report.mrr_at_10:.3f}",
+        report.dataset,
+        report.model,
+        str(report.queries),
+        f"{report.ndcg_at_10:.3f}",
+        f"{report.recall_at_100:.3f}",
+        f"{report.mrr_at_10:.3f}",
     )
     console.print(table)
     console.print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items()))

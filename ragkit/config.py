@@ -29,7 +29,9 @@ class Settings(BaseModel):
         256
     """
 
-    embedding_model: str = Field(default_factory=lambda: os.environ.get("RAGKIT_MODEL", DEFAULT_MODEL))
+    embedding_model: str = Field(
+        default_factory=lambda: os.environ.get("RAGKIT_MODEL", DEFAULT_MODEL)
+    )
     chunk_tokens: int = Field(default=256, ge=8, le=8192)
     embed_batch_size: int = Field(default=32, ge=1)
     commit_every_documents: int = Field(default=500, ge=1)

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ragkit.errors import RagkitError
 from ragkit.script import detect_language, detect_script
@@ -89,7 +89,9 @@ def discover(paths: Iterable[Path]) -> tuple[list[Path], list[SkippedFile]]:
                 if child.suffix.lower() in SUPPORTED_SUFFIXES:
                     found.append(child)
                 else:
-                    skipped.append(SkippedFile(str(child), f"unsupported file type {child.suffix!r}"))
+                    skipped.append(
+                        SkippedFile(str(child), f"unsupported file type {child.suffix!r}")
+                    )
         elif path.is_file():
             if path.suffix.lower() in SUPPORTED_SUFFIXES:
                 found.append(path)
@@ -157,7 +159,7 @@ def decode_text(data: bytes, path: Path) -> str:
 class _HtmlBlocks(HTMLParser):
     """Collects visible text of an HTML page as typed blocks."""
 
-    _KINDS = {
+    _KINDS: ClassVar[dict[str, str]] = {
         **{f"h{i}": "heading" for i in range(1, 7)},
         "p": "paragraph",
         "li": "list",
@@ -172,7 +174,7 @@ class _HtmlBlocks(HTMLParser):
         "article": "paragraph",
         "br": "paragraph",
     }
-    _HIDDEN = {"script", "style", "noscript", "template", "head"}
+    _HIDDEN: ClassVar[set[str]] = {"script", "style", "noscript", "template", "head"}
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -263,7 +265,9 @@ def _jsonl_documents(data: bytes, path: Path, result: LoadResult) -> None:
         record_id = record.get("id", record.get("_id"))
         body = record.get("text")
         if record_id is None or not isinstance(body, str):
-            result.skipped.append(SkippedFile(where, "needs an 'id' (or '_id') and a string 'text'"))
+            result.skipped.append(
+                SkippedFile(where, "needs an 'id' (or '_id') and a string 'text'")
+            )
             continue
         title = record.get("title") or ""
         full = f"{title}\n\n{body}" if title else body

@@ -83,7 +83,9 @@ def rank_documents(index: Index, query: str, depth: int = 100) -> list[str]:
     return ranked[:depth]
 
 
-def evaluate(dataset: Path, model: str = DEFAULT_MODEL, index_dir: Path | None = None) -> EvalReport:
+def evaluate(
+    dataset: Path, model: str = DEFAULT_MODEL, index_dir: Path | None = None
+) -> EvalReport:
     """Evaluate dense retrieval with ``model`` on the BEIR folder ``dataset``."""
     corpus = dataset / "corpus.jsonl"
     if not corpus.exists():

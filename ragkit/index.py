@@ -141,13 +141,15 @@ class Index:
             texts = [c.text for _, chunks in chunked for c in chunks]
             done = total_chunks
             vectors = self.encoder.encode_passages(
-                texts, progress=(lambda n: progress("embed", done + n, 0)) if progress else None
+                texts, progress=(lambda n, done=done: progress("embed", done + n, 0)) if progress else None
             )
             report.seconds["embed"] += time.perf_counter() - clock
             clock = time.perf_counter()
             pending, position = [], 0
             for doc, chunks in chunked:
-                pending.append(PendingDocument(doc, chunks, vectors[position : position + len(chunks)]))
+                pending.append(
+                    PendingDocument(doc, chunks, vectors[position : position + len(chunks)])
+                )
                 position += len(chunks)
             report.generation = self.store.commit(pending)
             report.seconds["commit"] += time.perf_counter() - clock
@@ -163,14 +165,17 @@ class Index:
         return report
 
     @staticmethod
-    def _stale_keys(documents: list[Document], roots: list[Path], known: dict[str, str]) -> list[str]:
+    def _stale_keys(
+        documents: list[Document], roots: list[Path], known: dict[str, str]
+    ) -> list[str]:
         """Keys of stored documents under ``roots`` that this ingest no longer found."""
         present = {d.key for d in documents}
         prefixes = [str(r) for r in roots]
         return [
             key
             for key in known
-            if key not in present and any(key == p or key.startswith(p.rstrip("/") + "/") for p in prefixes)
+            if key not in present
+            and any(key == p or key.startswith(p.rstrip("/") + "/") for p in prefixes)
         ]
 
     def search(self, query: str, k: int = 10) -> list[Hit]:

@@ -120,7 +120,9 @@ class Store:
     # -- opening -----------------------------------------------------------------------------
     @staticmethod
     def _connect(folder: Path) -> sqlite3.Connection:
-        connection = sqlite3.connect(folder / DB_NAME, isolation_level=None, check_same_thread=False)
+        connection = sqlite3.connect(
+            folder / DB_NAME, isolation_level=None, check_same_thread=False
+        )
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA foreign_keys=ON")
         connection.execute("PRAGMA busy_timeout=30000")
@@ -212,16 +214,16 @@ class Store:
             f"WHERE c.id IN ({marks})",
             wanted,
         ).fetchall()
-        return {
-            row[0]: StoredChunk(*row[:9], metadata=json.loads(row[9])) for row in rows
-        }
+        return {row[0]: StoredChunk(*row[:9], metadata=json.loads(row[9])) for row in rows}
 
     # -- writing -----------------------------------------------------------------------------
     def _rebuilt_index(self) -> faiss.Index:
         """A FAISS index rebuilt from the vectors stored in SQLite (Flat, or HNSW when large)."""
         total = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         if total >= self.settings.hnsw_threshold:
-            inner = faiss.IndexHNSWFlat(self.dimension, self.settings.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            inner = faiss.IndexHNSWFlat(
+                self.dimension, self.settings.hnsw_m, faiss.METRIC_INNER_PRODUCT
+            )
             inner.hnsw.efSearch = self.settings.hnsw_ef_search
         else:
             inner = faiss.IndexFlatIP(self.dimension)
@@ -293,8 +295,15 @@ class Store:
                 "INSERT INTO documents(key, source, external_id, title, content_hash, script, "
                 "language, metadata, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    doc.key, doc.source, doc.external_id, doc.title, doc.content_hash,
-                    doc.script, doc.language, json.dumps(doc.metadata, ensure_ascii=False), doc.text,
+                    doc.key,
+                    doc.source,
+                    doc.external_id,
+                    doc.title,
+                    doc.content_hash,
+                    doc.script,
+                    doc.language,
+                    json.dumps(doc.metadata, ensure_ascii=False),
+                    doc.text,
                 ),
             ).lastrowid
             for chunk, vector in zip(item.chunks, item.vectors, strict=True):
@@ -302,13 +311,22 @@ class Store:
                     "INSERT INTO chunks(document_id, start, end, token_count, chunker, text, vector)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (
-                        document_id, chunk.start, chunk.end, chunk.token_count, chunk.chunker,
-                        chunk.text, np.asarray(vector, dtype=np.float32).tobytes(),
+                        document_id,
+                        chunk.start,
+                        chunk.end,
+                        chunk.token_count,
+                        chunk.chunker,
+                        chunk.text,
+                        np.asarray(vector, dtype=np.float32).tobytes(),
                     ),
                 ).lastrowid
                 ids.append(int(chunk_id))
                 vectors.append(vector)
-        matrix = np.vstack(vectors).astype(np.float32) if vectors else np.zeros((0, self.dimension), np.float32)
+        matrix = (
+            np.vstack(vectors).astype(np.float32)
+            if vectors
+            else np.zeros((0, self.dimension), np.float32)
+        )
         return ids, matrix
 
     def log_run(self, started: str, summary: dict) -> None:

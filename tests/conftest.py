@@ -26,7 +26,9 @@ def corpus(tmp_path: Path) -> Path:
     (folder / "sub" / "cats.txt").write_text(
         "Cats are small domesticated carnivores.\n\nThey sleep most of the day.", encoding="utf-8"
     )
-    (folder / "prayer.txt").write_text("إنما الأعمال بالنيات وإنما لكل امرئ ما نوى", encoding="utf-8")
+    (folder / "prayer.txt").write_text(
+        "إنما الأعمال بالنيات وإنما لكل امرئ ما نوى", encoding="utf-8"
+    )
     (folder / "records.jsonl").write_text(
         '{"id": "r1", "title": "Trains", "text": "Steam locomotives pulled early trains."}\n'
         '{"id": "r2", "text": "Bicycles have two wheels.", "metadata": {"lang": "en"}}\n',

@@ -85,7 +85,11 @@ def test_pdf_text(tmp_path: Path) -> None:
         )
     )
     resources = __import__("pypdf").generic.DictionaryObject(
-        {NameObject("/Font"): __import__("pypdf").generic.DictionaryObject({NameObject("/F1"): font})}
+        {
+            NameObject("/Font"): __import__("pypdf").generic.DictionaryObject(
+                {NameObject("/F1"): font}
+            )
+        }
     )
     page[NameObject("/Resources")] = resources
     content = StreamObject()

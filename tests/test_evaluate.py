@@ -5,8 +5,8 @@ import math
 from pathlib import Path
 
 import pytest
-
 from conftest import MODEL
+
 from ragkit.evaluate import evaluate, mrr_at_k, ndcg_at_k, recall_at_k
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir"
@@ -34,10 +34,14 @@ def test_evaluate_tiny_beir_folder(tmp_path: Path) -> None:
         "".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in docs.items())
     )
     (tmp_path / "queries.jsonl").write_text(
-        json.dumps({"_id": "q1", "text": "boiling temperature of water"}) + "\n"
-        + json.dumps({"_id": "q2", "text": "wing lift and angle of attack"}) + "\n"
+        json.dumps({"_id": "q1", "text": "boiling temperature of water"})
+        + "\n"
+        + json.dumps({"_id": "q2", "text": "wing lift and angle of attack"})
+        + "\n"
     )
-    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t2\n")
+    (tmp_path / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t2\n"
+    )
     report = evaluate(tmp_path, MODEL)
     assert report.queries == 2
     assert report.ndcg_at_10 == pytest.approx(1.0)

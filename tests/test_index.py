@@ -5,9 +5,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from conftest import MODEL
 from typer.testing import CliRunner
 
-from conftest import MODEL
 from ragkit import Index, RagkitError
 from ragkit.cli import app
 
@@ -76,7 +76,9 @@ def test_reopen_sees_committed_generation_and_drops_orphans(index: Index, corpus
     assert manifest["embedding_model"] == MODEL
 
 
-def test_failed_commit_rolls_back(index: Index, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_commit_rolls_back(
+    index: Index, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     index.ingest([corpus / "water.md"])
     counts = index.store.counts()
 
@@ -87,7 +89,9 @@ def test_failed_commit_rolls_back(index: Index, corpus: Path, monkeypatch: pytes
     with pytest.raises(OSError):
         index.ingest([corpus / "sub"])
     assert index.store.counts() == counts
-    rows = sqlite3.connect(index.store.folder / "ragkit.sqlite").execute("SELECT COUNT(*) FROM documents")
+    rows = sqlite3.connect(index.store.folder / "ragkit.sqlite").execute(
+        "SELECT COUNT(*) FROM documents"
+    )
     assert rows.fetchone()[0] == counts["documents"]
 
 
