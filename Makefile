@@ -22,8 +22,8 @@ $(STAMP): pyproject.toml
 demo: install
 	rm -rf .demo-index
 	$(VENV)/bin/ragkit ingest examples --index .demo-index
-	$(VENV)/bin/ragkit query "What is the boiling point of water?" --index .demo-index -k 5
-	$(VENV)/bin/ragkit query "حديث عن الصلاة" --index .demo-index -k 3
+	$(VENV)/bin/ragkit query "convert temperature from Celsius to Fahrenheit" --index .demo-index -k 5
+	$(VENV)/bin/ragkit query "أي العمل أحب إلى الله؟ الصلاة على وقتها" --index .demo-index -k 3
 
 test: install
 	$(PY) -m pytest -q
