@@ -3,7 +3,7 @@
 Example:
     >>> from ragkit import Index, Settings
     >>> Settings().embedding_model
-    'multilingual-e5-small'
+    'all-minilm-l6-v2'
 """
 
 from ragkit.chunking import Chunk, RecursiveTokenChunker

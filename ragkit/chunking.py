@@ -7,7 +7,7 @@ text, so ``document.text[chunk.start:chunk.end] == chunk.text``.
 Example:
     >>> chunks = RecursiveTokenChunker(budget=8).chunk("One two three. Four five six seven.\\n\\nEight.")
     >>> [c.text for c in chunks]
-    ['One two three.', 'Four five six seven.', 'Eight.']
+    ['One two three.', 'Four five six seven.\\n\\nEight.']
 """
 
 from __future__ import annotations
