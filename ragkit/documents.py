@@ -209,6 +209,10 @@ class _HtmlBlocks(HTMLParser):
         if not self._hidden:
             self._current.append(data)
 
+    def close(self) -> None:
+        super().close()
+        self._flush()
+
 
 def _join_blocks(parts: list[tuple[str, str]]) -> tuple[str, list[Block]]:
     text_parts: list[str] = []
@@ -225,7 +229,6 @@ def _load_html(data: bytes, path: Path) -> tuple[str, list[Block]]:
     parser = _HtmlBlocks()
     parser.feed(decode_text(data, path))
     parser.close()
-    parser._flush()
     return _join_blocks(parser.parts)
 
 

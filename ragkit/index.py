@@ -22,7 +22,8 @@ from ragkit.chunking import RecursiveTokenChunker
 from ragkit.config import Settings
 from ragkit.documents import Document, SkippedFile, iter_batches, load_paths
 from ragkit.embed import Encoder
-from ragkit.store import PendingDocument, Store
+from ragkit.errors import RagkitError
+from ragkit.store import DB_NAME, PendingDocument, Store
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ class Index:
     ) -> Index:
         """Open the index at ``path``; with ``create=True`` make it when it does not exist."""
         folder = Path(path)
-        if create and not (folder / "ragkit.sqlite").exists():
+        if create and not (folder / DB_NAME).exists():
             chosen = Settings(**({"embedding_model": model} if model else {}), **settings)
             encoder = Encoder(chosen.embedding_model, chosen.embed_batch_size)
             index = cls(Store.create(folder, chosen, encoder.dimension))
@@ -94,8 +95,6 @@ class Index:
             return index
         index = cls(Store.open(folder))
         if model and model != index.settings.embedding_model:
-            from ragkit.errors import RagkitError
-
             raise RagkitError(
                 f"{folder}: built with {index.settings.embedding_model!r}, not {model!r}; "
                 "use a new --index folder for another model"
@@ -141,7 +140,10 @@ class Index:
             texts = [c.text for _, chunks in chunked for c in chunks]
             done = total_chunks
             vectors = self.encoder.encode_passages(
-                texts, progress=(lambda n, done=done: progress("embed", done + n, 0)) if progress else None
+                texts,
+                progress=(lambda n, done=done: progress("embed", done + n, 0))
+                if progress
+                else None,
             )
             report.seconds["embed"] += time.perf_counter() - clock
             clock = time.perf_counter()
@@ -151,14 +153,14 @@ class Index:
                     PendingDocument(doc, chunks, vectors[position : position + len(chunks)])
                 )
                 position += len(chunks)
-            report.generation = self.store.commit(pending)
+            self.store.commit(pending)
             report.seconds["commit"] += time.perf_counter() - clock
             total_chunks += len(texts)
             report.documents_added += len(batch)
             if progress:
                 progress("documents", report.documents_added, len(changed))
         if stale:
-            report.generation = self.store.commit([], remove_keys=stale)
+            self.store.commit([], remove_keys=stale)
         report.chunks_added = total_chunks
         report.generation = self.store.generation
         self.store.log_run(started, report.as_dict())

@@ -7,10 +7,6 @@ from pypdf import PdfWriter
 from ragkit.documents import load_paths
 
 
-def _reasons(folder: Path) -> dict[str, str]:
-    return {Path(s.path).name: s.reason for s in load_paths([folder]).skipped}
-
-
 def test_markdown_blocks_and_offsets(corpus: Path) -> None:
     result = load_paths([corpus / "water.md"])
     document = result.documents[0]
@@ -71,12 +67,12 @@ def test_html_structure(tmp_path: Path) -> None:
 
 
 def test_pdf_text(tmp_path: Path) -> None:
-    from pypdf.generic import NameObject, StreamObject
+    from pypdf.generic import DictionaryObject, NameObject, StreamObject
 
     writer = PdfWriter()
     page = writer.add_blank_page(width=300, height=200)
-    font = writer._add_object(  # a standard Type1 font: no file needed
-        __import__("pypdf").generic.DictionaryObject(
+    font = writer._add_object(
+        DictionaryObject(
             {
                 NameObject("/Type"): NameObject("/Font"),
                 NameObject("/Subtype"): NameObject("/Type1"),
@@ -84,13 +80,7 @@ def test_pdf_text(tmp_path: Path) -> None:
             }
         )
     )
-    resources = __import__("pypdf").generic.DictionaryObject(
-        {
-            NameObject("/Font"): __import__("pypdf").generic.DictionaryObject(
-                {NameObject("/F1"): font}
-            )
-        }
-    )
+    resources = DictionaryObject({NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
     page[NameObject("/Resources")] = resources
     content = StreamObject()
     content.set_data(b"BT /F1 12 Tf 20 100 Td (Pressure of the gas.) Tj ET")
