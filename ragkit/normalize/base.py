@@ -206,26 +206,31 @@ class RegexSub(Step):
         self.name = name
 
     def apply(self, text: str) -> Normalized:
-        pieces: list[tuple[str, int]] = []
+        parts: list[str] = []
+        offsets: list[OffsetArray] = []
         position = 0
         for match in self.pattern.finditer(text):
-            pieces.extend((char, i) for i, char in enumerate(text[position : match.start()], position))
             replacement = (
                 self.replacement(match) if callable(self.replacement) else self.replacement
             )
-            pieces.extend(_spread(replacement, match.start(), match.end()))
+            if replacement == match.group():
+                continue
+            parts += [text[position : match.start()], replacement]
+            offsets += [
+                np.arange(position, match.start(), dtype=np.int32),
+                spread_offsets(len(replacement), match.start(), match.end()),
+            ]
             position = match.end()
-        if not pieces and position == 0:
+        if not parts:
             return Normalized.identity(text)
-        pieces.extend((char, i) for i, char in enumerate(text[position:], position))
-        return Normalized.from_pieces(pieces, len(text))
+        parts.append(text[position:])
+        offsets.append(np.arange(position, len(text), dtype=np.int32))
+        return Normalized("".join(parts), as_offsets(np.concatenate(offsets)), len(text))
 
 
-def _spread(replacement: str, start: int, end: int) -> Iterable[tuple[str, int]]:
-    """Point replacement characters at the match: one-to-one while both last, then the last one."""
-    last = max(start, end - 1)
-    for i, char in enumerate(replacement):
-        yield char, min(start + i, last)
+def spread_offsets(count: int, start: int, end: int) -> OffsetArray:
+    """Offsets for a replacement of a match: one-to-one while both last, then the last one."""
+    return np.minimum(np.arange(start, start + count, dtype=np.int32), max(start, end - 1))
 
 
 class Pipeline(Step):
