@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ragkit.errors import RagkitError
-from ragkit.script import detect_language, detect_script
+from ragkit.normalize.detect import detect_language, detect_script
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".jsonl", ".pdf")
 MAX_FILE_BYTES = 64 * 1024 * 1024

@@ -14,8 +14,8 @@ controls other than tab and newline are deleted. ZWNJ (U+200C) is orthographic i
 Sorani and Urdu (``می‌خواهم``) and kept there; elsewhere it is deleted.
 
 Example:
-    >>> hygiene = unicode_hygiene("fa")
-    >>> hygiene("می\u200cخواهم\u200f  ﻻ").text
+    >>> text = InvisibleCharacters(keep_zwnj=True)("می\u200cخواهم\u200f  ﻻ")
+    >>> Whitespace()(UnicodeForm("NFKC")(text)).text
     'می\u200cخواهم لا'
 """
 
@@ -43,7 +43,7 @@ ZWNJ_LANGUAGES = frozenset({"fa", "ckb", "ur", "ps", "ku"})
 NFKC_SCRIPTS = frozenset({"Arab", "Latn"})
 
 _INVISIBLE = (
-    [chr(c) for c in range(0x00, 0x20) if chr(c) not in "\t\n"]
+    [chr(c) for c in range(0x20) if chr(c) not in "\t\n"]
     + [chr(c) for c in range(0x7F, 0xA0)]
     + ["\u00ad", "\u061c", "\u180e", "\u200b", "\u200d", "\u200e", "\u200f", "\u2060", "\ufeff"]
     + [chr(c) for c in range(0x202A, 0x202F)]
@@ -76,29 +76,38 @@ class UnicodeForm(Step):
             return Normalized.identity(text)
         parts: list[str] = []
         offsets: list[int] = []
-        position = 0
-        for match in _WORD.finditer(text):
-            parts.append(text[position : match.start()])
-            offsets.extend(range(position, match.start()))
-            word = match.group()
-            if _is_normalized(self.form, word):
-                parts.append(word)
-                offsets.extend(range(match.start(), match.end()))
+        start = 0
+        for line in text.splitlines(keepends=True):
+            normalized = unicodedata.normalize(self.form, line)
+            parts.append(normalized)
+            if len(normalized) == len(line):  # marks reordered or letters mapped one to one
+                offsets.extend(range(start, start + len(line)))
             else:
-                normalized, word_offsets = self._word(word, match.start())
-                parts.append(normalized)
-                offsets.extend(word_offsets)
-            position = match.end()
-        parts.append(text[position:])
-        offsets.extend(range(position, len(text)))
+                offsets.extend(self._line(line, start))
+            start += len(line)
         out = "".join(parts)
-        # Whitespace itself may hold compatibility characters (NBSP, ideographic space).
-        if len(out) != len(offsets) or not _is_normalized(self.form, out):
+        if len(out) != len(offsets):  # a line break itself changed (e.g. U+2028 folded)
             return self._spread(text)
         return Normalized(out, as_offsets(offsets), len(text))
 
+    def _line(self, line: str, start: int) -> list[int]:
+        """Offsets for a line whose length changed, word by word."""
+        offsets: list[int] = []
+        position = 0
+        for match in _WORD.finditer(line):
+            offsets += self._gap(line[position : match.start()], start + position)
+            offsets += self._word(match.group(), start + match.start())[1]
+            position = match.end()
+        return offsets + self._gap(line[position:], start + position)
+
+    def _gap(self, spaces: str, start: int) -> list[int]:
+        normalized = unicodedata.normalize(self.form, spaces)
+        return spread_offsets(len(normalized), start, start + len(spaces)).tolist()
+
     def _word(self, word: str, start: int) -> tuple[str, list[int]]:
         normalized = unicodedata.normalize(self.form, word)
+        if len(normalized) == len(word):  # marks reordered or letters mapped one to one
+            return normalized, list(range(start, start + len(word)))
         clusters: list[tuple[str, int]] = []
         for index, char in enumerate(word):
             if clusters and unicodedata.combining(char):
@@ -167,15 +176,3 @@ def unicode_form_for(script: str) -> UnicodeFormName:
         ('NFKC', 'NFC')
     """
     return "NFKC" if script in NFKC_SCRIPTS else "NFC"
-
-
-def unicode_hygiene(language: str, script: str = "Arab") -> Pipeline:
-    """The hygiene steps for a language: invisible characters, tatweel, form, whitespace.
-
-    Tatweel (U+0640, Arabic letter elongation) is removed for Arabic-script text.
-    """
-    steps: list[Step] = [InvisibleCharacters(keep_zwnj=language in ZWNJ_LANGUAGES)]
-    if script == "Arab":
-        steps.append(CharMap({TATWEEL: ""}, name="tatweel"))
-    steps += [UnicodeForm(unicode_form_for(script)), Whitespace()]
-    return Pipeline(steps, name=f"unicode-{language}")

@@ -1,0 +1,128 @@
+"""Per-language normalization pipelines, and where they apply (pre-index or post-inference).
+
+``normalizer_for(language)`` returns the :class:`~ragkit.normalize.base.Pipeline` ragkit uses
+for a language; ``normalize(text)`` detects the language and applies it. Every pipeline starts
+with Unicode hygiene (:mod:`.unicode`) and adds the language's own folding:
+
+========  ===============================================================================
+language  steps after hygiene
+========  ===============================================================================
+ar        Arabic orthography (:mod:`.arabic`): alif variants, alef maksura, diacritics,
+          Quranic marks, Arabic-Indic digits
+fa ckb ur Perso-Arabic letters for the language (:mod:`.perso_arabic`), then diacritics
+          and digits (alif variants kept: Persian آ is its own letter)
+am ti     Ge'ez homophones (:mod:`.geez`), per-language tables
+en        nothing more by default; social-media lexical normalization (:mod:`.lexical`)
+          when ``lexical=True``
+other     hygiene only (NFKC for Latin/Arabic script, NFC otherwise)
+========  ===============================================================================
+
+Where it applies (:data:`NormalizationMode`): ``post-inference`` (the default) stores and
+embeds the original text and uses the normalized text only as a *matching key* (sparse
+terms, dedup keys, query matching); ``pre-index`` also embeds the normalized text;
+``off`` disables it. Offsets always point into the original text.
+
+Example:
+    >>> normalize("أَهْلًا بِكُمْ", language="ar").text
+    'اهلا بكم'
+    >>> normalizer_for("am")("ሠላም").text
+    'ሰላም'
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Literal
+
+from ragkit.normalize.arabic import ArabicOptions, ArabicOrthography
+from ragkit.normalize.base import CharMap, Normalized, Pipeline, RegexSub, Step
+from ragkit.normalize.detect import detect_language, detect_script, detect_spans
+from ragkit.normalize.geez import GeezHomophones
+from ragkit.normalize.perso_arabic import PersoArabicScript
+from ragkit.normalize.unicode import (
+    TATWEEL,
+    ZWNJ_LANGUAGES,
+    InvisibleCharacters,
+    UnicodeForm,
+    Whitespace,
+    unicode_form_for,
+)
+
+NormalizationMode = Literal["post-inference", "pre-index", "off"]
+GeezMode = Literal["homophones", "homophones+labialized"]
+NORMALIZATION_MODES: tuple[str, ...] = ("post-inference", "pre-index", "off")
+
+LANGUAGE_SCRIPT: dict[str, str] = {
+    "ar": "Arab", "fa": "Arab", "ckb": "Arab", "ur": "Arab", "ps": "Arab", "ug": "Arab",
+    "am": "Ethi", "ti": "Ethi",
+    "ru": "Cyrl", "uk": "Cyrl", "bg": "Cyrl", "el": "Grek", "he": "Hebr", "hi": "Deva",
+    "zh": "Hani",
+}  # fmt: skip
+PERSO_ARABIC_LANGUAGES = frozenset({"fa", "ckb", "ur"})
+GEEZ_LANGUAGES = frozenset({"am", "ti"})
+# Perso-Arabic languages keep alif variants (Persian آ) and their own yeh (the script step).
+_PERSO_ARABIC_MARKS = ArabicOptions(alif=False, alef_maksura=False)
+
+
+@functools.cache
+def normalizer_for(
+    language: str,
+    *,
+    arabic: ArabicOptions = ArabicOptions(),
+    geez_mode: GeezMode = "homophones",
+    lexical: bool = False,
+) -> Pipeline:
+    """The normalization pipeline for ``language`` (ISO 639 code; unknown codes get hygiene).
+
+    Example:
+        >>> normalizer_for("fa")
+        Pipeline('fa', steps=['invisible', 'nfkc', 'perso-arabic-fa', 'tatweel', 'arabic', 'whitespace'])
+    """
+    script = LANGUAGE_SCRIPT.get(language, "Latn")
+    steps: list[Step] = [
+        InvisibleCharacters(keep_zwnj=language in ZWNJ_LANGUAGES),
+        UnicodeForm(unicode_form_for(script)),
+    ]
+    if language in PERSO_ARABIC_LANGUAGES:
+        steps.append(PersoArabicScript(language))
+    if script == "Arab":
+        steps.append(CharMap({TATWEEL: ""}, name="tatweel"))
+        options = _PERSO_ARABIC_MARKS if language in PERSO_ARABIC_LANGUAGES else arabic
+        steps.append(ArabicOrthography(options))
+    if language in GEEZ_LANGUAGES:
+        steps.append(GeezHomophones(language, geez_mode))
+    if lexical and language == "en":
+        from ragkit.normalize.lexical import LexicalNormalization
+
+        steps.append(LexicalNormalization.load("en"))
+    steps.append(Whitespace())
+    return Pipeline(steps, name=language)
+
+
+def normalize(
+    text: str,
+    language: str | None = None,
+    *,
+    geez_mode: GeezMode = "homophones",
+    lexical: bool = False,
+) -> Normalized:
+    """Normalize ``text`` with its language's pipeline (detected when ``language`` is None)."""
+    language = language or detect_language(text)
+    return normalizer_for(language, geez_mode=geez_mode, lexical=lexical)(text)
+
+
+__all__ = [
+    "NORMALIZATION_MODES",
+    "ArabicOptions",
+    "GeezMode",
+    "NormalizationMode",
+    "Normalized",
+    "Pipeline",
+    "RegexSub",
+    "Step",
+    "detect_language",
+    "detect_script",
+    "detect_spans",
+    "normalize",
+    "normalizer_for",
+]
