@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -38,3 +39,7 @@ class Settings(BaseModel):
     hnsw_threshold: int = Field(default=50_000, ge=1)
     hnsw_m: int = Field(default=32, ge=4)
     hnsw_ef_search: int = Field(default=128, ge=1)
+    # Where normalization applies (see ragkit.normalize): matching keys only, or embeddings too.
+    normalization: Literal["post-inference", "pre-index", "off"] = "post-inference"
+    geez_mode: Literal["homophones", "homophones+labialized"] = "homophones"
+    lexical_normalization: bool = False

@@ -23,6 +23,7 @@ from ragkit.config import Settings
 from ragkit.documents import Document, SkippedFile, iter_batches, load_paths
 from ragkit.embed import Encoder
 from ragkit.errors import RagkitError
+from ragkit.normalize import detect_language, normalize_document
 from ragkit.store import DB_NAME, PendingDocument, Store
 
 log = logging.getLogger(__name__)
@@ -131,13 +132,21 @@ class Index:
         report.documents_removed = len(stale)
 
         total_chunks = 0
-        report.seconds.update(chunk=0.0, embed=0.0, commit=0.0)
+        report.seconds.update(chunk=0.0, normalize=0.0, embed=0.0, commit=0.0)
         for batch in iter_batches(changed, self.settings.commit_every_documents):
             clock = time.perf_counter()
             chunked = [(doc, self.chunker.chunk(doc.text, doc.blocks)) for doc in batch]
             report.seconds["chunk"] += time.perf_counter() - clock
             clock = time.perf_counter()
-            texts = [c.text for _, chunks in chunked for c in chunks]
+            keys = [[self.matching_key(c.text, doc.language) for c in cs] for doc, cs in chunked]
+            report.seconds["normalize"] += time.perf_counter() - clock
+            clock = time.perf_counter()
+            pre_index = self.settings.normalization == "pre-index"
+            texts = [
+                key if pre_index else chunk.text
+                for (_, chunks), chunk_keys in zip(chunked, keys, strict=True)
+                for chunk, key in zip(chunks, chunk_keys, strict=True)
+            ]
             done = total_chunks
             vectors = self.encoder.encode_passages(
                 texts,
@@ -148,10 +157,9 @@ class Index:
             report.seconds["embed"] += time.perf_counter() - clock
             clock = time.perf_counter()
             pending, position = [], 0
-            for doc, chunks in chunked:
-                pending.append(
-                    PendingDocument(doc, chunks, vectors[position : position + len(chunks)])
-                )
+            for (doc, chunks), chunk_keys in zip(chunked, keys, strict=True):
+                doc_vectors = vectors[position : position + len(chunks)]
+                pending.append(PendingDocument(doc, chunks, doc_vectors, chunk_keys))
                 position += len(chunks)
             self.store.commit(pending)
             report.seconds["commit"] += time.perf_counter() - clock
@@ -165,6 +173,23 @@ class Index:
         report.generation = self.store.generation
         self.store.log_run(started, report.as_dict())
         return report
+
+    def matching_key(self, text: str, language: str | None = None) -> str:
+        """``text`` normalized as this index normalizes (``language`` detected when None).
+
+        Example:
+            >>> index = Index.open("my-index")  # doctest: +SKIP
+            >>> index.matching_key("إِلَى", "ar")  # doctest: +SKIP
+            'الي'
+        """
+        if self.settings.normalization == "off":
+            return text
+        return normalize_document(
+            text,
+            language or detect_language(text),
+            geez_mode=self.settings.geez_mode,
+            lexical=self.settings.lexical_normalization,
+        ).text
 
     @staticmethod
     def _stale_keys(
@@ -182,6 +207,8 @@ class Index:
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """The ``k`` chunks most similar to ``query`` (dense retrieval), best first."""
+        if self.settings.normalization == "pre-index":
+            query = self.matching_key(query)
         vector = self.encoder.encode_queries([query])[0]
         scored = self.store.search_vectors(vector, k)
         rows = self.store.chunks_by_id(i for i, _ in scored)

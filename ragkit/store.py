@@ -62,6 +62,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     token_count INTEGER NOT NULL,
     chunker TEXT NOT NULL,
     text TEXT NOT NULL,
+    match_text TEXT NOT NULL DEFAULT '',
     vector BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id);
@@ -96,6 +97,7 @@ class PendingDocument:
     document: Document
     chunks: list[Chunk]
     vectors: np.ndarray
+    match_texts: list[str]  # each chunk's normalized matching key (ragkit.normalize)
 
 
 def _sha256(path: Path) -> str:
@@ -160,7 +162,11 @@ class Store:
                 f"{folder}: no ragkit index here ({DB_NAME} missing); "
                 f"create one with `ragkit ingest PATH --index {folder}`"
             )
-        return cls(folder, cls._connect(folder))
+        connection = cls._connect(folder)
+        columns = {row[1] for row in connection.execute("PRAGMA table_info(chunks)")}
+        if "match_text" not in columns:  # an index made before matching keys were stored
+            connection.execute("ALTER TABLE chunks ADD COLUMN match_text TEXT NOT NULL DEFAULT ''")
+        return cls(folder, connection)
 
     def _state(self, key: str) -> str:
         row = self.db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
@@ -306,10 +312,11 @@ class Store:
                     doc.text,
                 ),
             ).lastrowid
-            for chunk, vector in zip(item.chunks, item.vectors, strict=True):
+            rows = zip(item.chunks, item.vectors, item.match_texts, strict=True)
+            for chunk, vector, match_text in rows:
                 chunk_id = self.db.execute(
-                    "INSERT INTO chunks(document_id, start, end, token_count, chunker, text, vector)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO chunks(document_id, start, end, token_count, chunker, text, "
+                    "match_text, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         document_id,
                         chunk.start,
@@ -317,6 +324,7 @@ class Store:
                         chunk.token_count,
                         chunk.chunker,
                         chunk.text,
+                        match_text,
                         np.asarray(vector, dtype=np.float32).tobytes(),
                     ),
                 ).lastrowid

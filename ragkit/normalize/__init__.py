@@ -34,6 +34,8 @@ from __future__ import annotations
 import functools
 from typing import Literal
 
+import numpy as np
+
 from ragkit.normalize.arabic import ArabicOptions, ArabicOrthography
 from ragkit.normalize.base import CharMap, Normalized, Pipeline, RegexSub, Step
 from ragkit.normalize.detect import detect_language, detect_script, detect_spans
@@ -111,6 +113,42 @@ def normalize(
     return normalizer_for(language, geez_mode=geez_mode, lexical=lexical)(text)
 
 
+def normalize_document(
+    text: str,
+    language: str | None = None,
+    *,
+    geez_mode: GeezMode = "homophones",
+    lexical: bool = False,
+) -> Normalized:
+    """Normalize mixed-script text span by span, each span with its own language's pipeline.
+
+    Spans in the script of ``language`` use it (the document-level guess is more reliable
+    than a short span's); spans in other scripts use their detected language.
+
+    Example:
+        >>> out = normalize_document("Price: ٣٠ دينارًا, ሠላም", "en")
+        >>> out.text
+        'Price: 30 دينارا, ሰላም'
+        >>> out.original_span(7, 9)
+        (7, 9)
+    """
+    spans = detect_spans(text)
+    if len(spans) <= 1:
+        span_language = language or (spans[0].language if spans else "und")
+        return normalizer_for(span_language, geez_mode=geez_mode, lexical=lexical)(text)
+    main_script = LANGUAGE_SCRIPT.get(language, "Latn") if language else None
+    parts: list[str] = []
+    offsets: list[np.ndarray] = []
+    for span in spans:
+        span_language = language if language and span.script == main_script else span.language
+        piece = normalizer_for(span_language, geez_mode=geez_mode, lexical=lexical)(
+            text[span.start : span.end]
+        )
+        parts.append(piece.text)
+        offsets.append(piece.offsets + span.start)
+    return Normalized("".join(parts), np.concatenate(offsets), len(text))
+
+
 __all__ = [
     "NORMALIZATION_MODES",
     "ArabicOptions",
@@ -124,5 +162,6 @@ __all__ = [
     "detect_script",
     "detect_spans",
     "normalize",
+    "normalize_document",
     "normalizer_for",
 ]

@@ -120,6 +120,38 @@ class Normalized:
         return int(self.offsets[position]) if position < len(self.offsets) else self.source_length
 
 
+@dataclass(frozen=True)
+class Change:
+    """One edit a normalizer made: original ``[start, end)`` held ``before``, now ``after``."""
+
+    start: int
+    end: int
+    before: str
+    after: str
+
+
+def changes(original: str, normalized: Normalized) -> list[Change]:
+    """The edits that turned ``original`` into ``normalized``, adjacent edits merged.
+
+    Example:
+        >>> out = CharMap({"أ": "ا", "ـ": ""})("أحـمد")
+        >>> [(c.start, c.before, c.after) for c in changes("أحـمد", out)]
+        [(0, 'أ', 'ا'), (2, 'ـ', '')]
+    """
+    bounds = np.searchsorted(normalized.offsets, np.arange(len(original) + 1), side="left")
+    found: list[Change] = []
+    for index, char in enumerate(original):
+        after = normalized.text[bounds[index] : bounds[index + 1]]
+        if after == char:
+            continue
+        if found and found[-1].end == index:
+            last = found[-1]
+            found[-1] = Change(last.start, index + 1, last.before + char, last.after + after)
+        else:
+            found.append(Change(index, index + 1, char, after))
+    return found
+
+
 class Step(ABC):
     """One normalization step. ``apply`` works on plain text; ``__call__`` composes offsets."""
 
