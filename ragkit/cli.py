@@ -39,12 +39,24 @@ def ingest(
     index: Path = typer.Option(..., "--index", help="Index folder (created if missing)."),
     model: str | None = typer.Option(None, "--model", help="Embedding model for a new index."),
     prune: bool = typer.Option(False, "--prune", help="Remove documents whose files are gone."),
+    normalization: str | None = typer.Option(
+        None,
+        "--normalization",
+        help="For a new index: post-inference (default; match keys only) | pre-index | off.",
+    ),
 ) -> None:
     """Load, chunk, embed and commit files into an index. Exit 1 when some files were skipped."""
+    from pydantic import ValidationError
+
     from ragkit.index import Index
 
     try:
-        opened = Index.open(index, create=True, model=model)
+        try:
+            chosen = {"normalization": normalization} if normalization else {}
+            opened = Index.open(index, create=True, model=model, **chosen)
+        except ValidationError as error:
+            message = error.errors()[0]["msg"]
+            raise RagkitError(f"--normalization {normalization!r}: {message}") from error
         with Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -111,6 +123,50 @@ def info(index: Path = typer.Option(..., "--index", help="Index folder.")) -> No
     table = Table("field", "value")
     for key, value in details.items():
         table.add_row(key, str(value))
+    console.print(table)
+
+
+@app.command(name="normalize")
+def normalize_command(
+    source: str = typer.Argument(..., help="A text file, or - for standard input."),
+    lang: str | None = typer.Option(None, "--lang", help="Language code (detected if absent)."),
+    mode: str = typer.Option(
+        "homophones", "--mode", help="Ge'ez folding: homophones | homophones+labialized."
+    ),
+    lexical: bool = typer.Option(False, "--lexical", help="Social-media lexical normalization."),
+    explain: bool = typer.Option(False, "--explain", help="List each change with its offset."),
+) -> None:
+    """Print the normalized text (what ragkit matches on); --explain shows every change."""
+    import sys
+
+    from ragkit.normalize import GEEZ_MODES, detect_language, normalize_document
+    from ragkit.normalize.base import changes
+
+    try:
+        if mode not in GEEZ_MODES:
+            raise RagkitError(f"--mode {mode!r}: use one of {', '.join(GEEZ_MODES)}")
+        if source == "-":
+            text = sys.stdin.read()
+        else:
+            try:
+                text = Path(source).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as error:
+                raise RagkitError(f"{source}: cannot read as UTF-8 text ({error})") from error
+        language = lang or detect_language(text)
+        result = normalize_document(text, language, geez_mode=mode, lexical=lexical)  # type: ignore[arg-type]
+    except RagkitError as error:
+        _fail(error)
+    if not explain:
+        typer.echo(result.text, nl=not result.text.endswith("\n"))
+        return
+    table = Table("offset", "original", "normalized", "code points", title=f"language: {language}")
+    for change in changes(text, result):
+        points = (
+            " ".join(f"U+{ord(c):04X}" for c in change.before)
+            + " → "
+            + (" ".join(f"U+{ord(c):04X}" for c in change.after) or "(deleted)")
+        )
+        table.add_row(f"{change.start}-{change.end}", change.before, change.after, points)
     console.print(table)
 
 

@@ -100,6 +100,12 @@ class Index:
                 f"{folder}: built with {index.settings.embedding_model!r}, not {model!r}; "
                 "use a new --index folder for another model"
             )
+        for name, value in settings.items():
+            if getattr(index.settings, name) != value:
+                raise RagkitError(
+                    f"{folder}: built with {name}={getattr(index.settings, name)!r}, not "
+                    f"{value!r}; use a new --index folder for other settings"
+                )
         return index
 
     @property

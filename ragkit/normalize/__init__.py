@@ -53,6 +53,7 @@ from ragkit.normalize.unicode import (
 NormalizationMode = Literal["post-inference", "pre-index", "off"]
 GeezMode = Literal["homophones", "homophones+labialized"]
 NORMALIZATION_MODES: tuple[str, ...] = ("post-inference", "pre-index", "off")
+GEEZ_MODES: tuple[str, ...] = ("homophones", "homophones+labialized")
 
 LANGUAGE_SCRIPT: dict[str, str] = {
     "ar": "Arab", "fa": "Arab", "ckb": "Arab", "ur": "Arab", "ps": "Arab", "ug": "Arab",
@@ -150,6 +151,7 @@ def normalize_document(
 
 
 __all__ = [
+    "GEEZ_MODES",
     "NORMALIZATION_MODES",
     "ArabicOptions",
     "GeezMode",
