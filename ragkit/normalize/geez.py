@@ -12,9 +12,10 @@ The classes differ by language:
 
 * ``am``: ሀ ሐ ኀ → ሀ, ሰ ሠ → ሰ, አ ዐ → አ, ጸ ፀ → ጸ. In Amharic the vowel after h and ʔ is
   always ``a``, so ሀ/ሃ and አ/ኣ are homophones as well: the ``a`` order of the ሀ and አ rows
-  folds to the first order (ዓለም → አለም). ኸ stays apart: it is a letter of its own (the
-  spirant k of Tigrinya and Gurage, and ``h`` only in a handful of Amharic words), and folding
-  it into ሀ merges Tigrinya ``-ኻ`` suffixes with Amharic ``-ሃ`` ones in mixed text.
+  folds to the first order (ዓለም → አለም). ኸ stays apart: it is the spirant /x/ of Tigrinya,
+  Gurage and loanwords, and ``h`` only in older Amharic spellings. On the Amharic word list
+  (``benchmarks/normalize_geez.py``) folding it into ሀ joins real variants (ሆነ/ኾነ, -ሁ/-ኹ)
+  but also distinct words (ዝሆን/ዝኾን, ህብር/ኽብር), so it is left out.
 * ``ti``: ሀ ሐ ዐ አ ኸ are all distinct phonemes and stay; ሠ → ሰ, ፀ → ጸ, and ኀ → ሐ (Ge'ez ḫ
   became ḥ in Tigrinya: Ge'ez ኀይል, Tigrinya ሓይሊ).
 
@@ -25,7 +26,9 @@ the canonical class's form with the same order when it has one (Amharic ሗ → 
 Mode ``homophones+labialized`` also spells labialized syllables out with plain ones, the way
 they are commonly written: ``Cʷa``/``Cʷi``/``Cʷe`` → sixth-order C + ዋ/ዊ/ዌ (ቋንቋ → ቅዋንቅዋ,
 ቃሏ → ቃልዋ); ``Cʷä`` → seventh order (ጐበዝ → ጎበዝ); ``Cʷə`` → second order (ቍጥር → ቁጥር). The
-output holds no labialized or variant letter, so folding twice changes nothing.
+other common spelling, second-order C + ዋ/ዊ/ዌ (ጉዋደኛ), gets the same sixth-order form, so
+ጓደኛ, ጉዋደኛ and ግዋደኛ share one key. The output holds no labialized or variant letter and no
+second order before ዋ/ዊ/ዌ, so folding twice changes nothing.
 
 Rows not listed (ሇ ኇ "oa" forms, the Ethiopic Supplement and Extended blocks) are kept, as are
 punctuation (። ፣ ፡) and numerals. Tables are versioned by :data:`GEEZ_TABLE_VERSION`; an index
@@ -42,10 +45,11 @@ Example:
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 from ragkit.errors import RagkitError
-from ragkit.normalize.base import CharMap
+from ragkit.normalize.base import CharMap, Normalized, RegexSub
 
 GEEZ_TABLE_VERSION = "1"
 """Bump whenever a table below changes, so indexes built with the old one can be detected."""
@@ -156,6 +160,20 @@ def _spell_out(char: str) -> str:
     return chr(row + ORDERS.index("ə")) + chr(_WA_ROW + ORDERS.index(order[1:]))
 
 
+# Second-order syllables of consonant rows (not the vowel carriers አ ዐ or the glides ወ የ)
+# before ዋ ዊ ዌ: "Cuwa" spellings of Cʷa, folded to the sixth order like the spelled-out forms.
+_U_ORDERS = "".join(
+    chr(row + 1)
+    for row in range(BLOCK_START, BLOCK_END, 8)
+    if row not in _LABIALIZED_ROWS and row not in (0x12A0, 0x12D0, 0x12C8, 0x12E8)
+)
+_U_BEFORE_W = re.compile(f"[{_U_ORDERS}](?=[ዊዋዌ])")
+
+
+def _sixth_order(match: re.Match[str]) -> str:
+    return chr(ord(match.group()) + ORDERS.index("ə") - ORDERS.index("u"))
+
+
 def _check(language: str, mode: str) -> None:
     if language not in LANGUAGES:
         raise RagkitError(
@@ -200,7 +218,8 @@ class GeezHomophones(CharMap):
     """Fold Ethiopic homophone letters (and optionally labialized forms) for one language.
 
     Offsets follow :class:`CharMap`: a syllable spelled out as two characters points both at
-    its origin.
+    its origin. In ``homophones+labialized`` mode a second-order syllable before ዋ/ዊ/ዌ is
+    then rewritten to the sixth order in place (ጉዋ → ግዋ).
 
     Example:
         >>> out = GeezHomophones("am", "homophones+labialized")("ቋንቋ")
@@ -217,6 +236,17 @@ class GeezHomophones(CharMap):
         self.language = language
         self.mode = mode
         self.version = GEEZ_TABLE_VERSION
+        self._spelled_out = (
+            RegexSub(_U_BEFORE_W, _sixth_order, name="geez-cuwa")
+            if mode == "homophones+labialized"
+            else None
+        )
+
+    def apply(self, text: str) -> Normalized:
+        folded = super().apply(text)
+        if self._spelled_out is None:
+            return folded
+        return self._spelled_out(folded)
 
 
 def homophone_key(word: str, language: str = "am", mode: str = "homophones") -> str:
@@ -227,9 +257,12 @@ def homophone_key(word: str, language: str = "am", mode: str = "homophones") -> 
         True
         >>> homophone_key("ጐበዝ", mode="homophones+labialized")
         'ጎበዝ'
+        >>> {homophone_key(w, "am", "homophones+labialized") for w in ("ጓደኛ", "ጉዋደኛ")}
+        {'ግዋደኛ'}
     """
     _check(language, mode)
-    return word.translate(_translation(language, mode))
+    key = word.translate(_translation(language, mode))
+    return _U_BEFORE_W.sub(_sixth_order, key) if mode == "homophones+labialized" else key
 
 
 @cache
