@@ -112,7 +112,7 @@ def test_real_amharic_spellings_share_a_key(variant: str, standard: str) -> None
 @pytest.mark.parametrize(
     ("variant", "standard"),
     [("ጐበዝ", "ጎበዝ"), ("ቃሏ", "ቃልዋ"), ("ቍጥር", "ቁጥር"), ("ቋንቋ", "ቅዋንቅዋ"), ("ጓደኛ", "ጉዋደኛ")]
-    + [("ጓደኛ", "ግዋደኛ"), ("ሟች", "ሙዋች"), ("ቬኔዙዌላ", "ቬኔዝዌላ")],
+    + [("ጓደኛ", "ግዋደኛ"), ("ሟች", "ሙዋች"), ("ቬኔዙዌላ", "ቬኔዝዌላ"), ("ተቀባዩዋ", "ተቀባይዋ")],
 )
 def test_labialized_spellings_share_a_key(variant: str, standard: str) -> None:
     mode = "homophones+labialized"

@@ -160,12 +160,10 @@ def _spell_out(char: str) -> str:
     return chr(row + ORDERS.index("ə")) + chr(_WA_ROW + ORDERS.index(order[1:]))
 
 
-# Second-order syllables of consonant rows (not the vowel carriers አ ዐ or the glides ወ የ)
-# before ዋ ዊ ዌ: "Cuwa" spellings of Cʷa, folded to the sixth order like the spelled-out forms.
+# Second-order syllables of every plain row before ዋ ዊ ዌ: "Cuwa" spellings of Cʷa (ጉዋደኛ,
+# ተቀባዩዋ), folded to the sixth order like the spelled-out forms.
 _U_ORDERS = "".join(
-    chr(row + 1)
-    for row in range(BLOCK_START, BLOCK_END, 8)
-    if row not in _LABIALIZED_ROWS and row not in (0x12A0, 0x12D0, 0x12C8, 0x12E8)
+    chr(row + 1) for row in range(BLOCK_START, BLOCK_END, 8) if row not in _LABIALIZED_ROWS
 )
 _U_BEFORE_W = re.compile(f"[{_U_ORDERS}](?=[ዊዋዌ])")
 
