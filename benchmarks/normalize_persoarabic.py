@@ -19,7 +19,8 @@ on synthetic keyboard noise only.
 * fa / hazm-teh-marbuta: hazm words with ``ة`` (count 0) whose ``ه`` or ``ت`` spelling is a
   counted word; the label is the more frequent of the two.
 * clean: correctly spelled words (curated Sorani entries; Persian words counted ≥ 1,000) that
-  must come out unchanged — the over-correction check.
+  must come out unchanged — the over-correction check. Only words the rule-based pipeline
+  leaves as they are (no diacritics), so the column measures the corrector alone.
 * synthetic: lexicon words drawn by frequency (as in running text) and corrupted with the
   training noise (a fresh seed).
 
@@ -86,7 +87,8 @@ def sorani_sets(root: Path, rng: random.Random) -> tuple[dict[str, int], dict[st
     tests = klpt_test_pairs(root)
     held_out = {observed for observed, _ in variants + tests}
     lexicon = {word: count for word, count in words.items() if word not in held_out}
-    clean = rng.sample(sorted(curated - held_out), CLEAN_SAMPLE)
+    pipeline = normalizer_for("ckb")
+    clean = rng.sample(sorted(w for w in curated - held_out if pipeline(w).text == w), CLEAN_SAMPLE)
     return lexicon, {
         "klpt-tests": tests,
         "klpt-dict-variants": variants,
@@ -112,8 +114,8 @@ def persian_sets(root: Path, rng: random.Random) -> tuple[dict[str, int], dict[s
                 marbuta.append((word, best))
     held_out = {observed for observed, _ in letters + marbuta}
     lexicon = {word: count for word, count in words.items() if word not in held_out}
-    script = PersoArabicScript("fa")
-    common = sorted(w for w, c in lexicon.items() if c >= 1000 and script.apply(w).text == w)
+    pipeline = normalizer_for("fa")
+    common = sorted(w for w, c in lexicon.items() if c >= 1000 and pipeline(w).text == w)
     clean = rng.sample(common, CLEAN_SAMPLE)
     return lexicon, {
         "hazm-arabic-letters": sorted(letters),

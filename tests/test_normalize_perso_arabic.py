@@ -58,13 +58,14 @@ def test_persian_zwnj_kept_inside_words_and_dropped_at_edges() -> None:
     step = PersoArabicScript("fa")
     assert step("می\u200cشود").text == "می\u200cشود"
     assert step("\u200cمی\u200c\u200cشود\u200c ").text == "می\u200cشود "
+    assert step("کتابِ\u200cها").text == "کتابِ\u200cها"  # after a diacritic it still joins
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_idempotent_and_total(language: str) -> None:
     step = PersoArabicScript(language)
     rng = random.Random(language)
-    alphabet = "يىكڪهەھہۀۂةۃےۓؤ\u200c\u0640 ڕڵۆێی٠١٩۰۹abc"
+    alphabet = "يىكڪهەھہۀۂةۃےۓؤ\u200c\u0640\u0650 ڕڵۆێی٠١٩۰۹abc"
     for _ in range(300):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
         once = step(text)

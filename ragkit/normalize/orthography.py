@@ -149,6 +149,7 @@ class OrthographyCorrector:
         channel: Mapping[str, Mapping[str, float]],
         language: str | None = None,
         beam: int = 64,
+        oov_count: float = 0.5,
     ) -> None:
         if language is not None and language not in LANGUAGES:
             raise RagkitError(
@@ -159,6 +160,7 @@ class OrthographyCorrector:
         self.channel = {c: dict(row) for c, row in channel.items()}
         self.language = language
         self.beam = beam
+        self.oov_count = oov_count
         self._script = PersoArabicScript(language) if language else None
         total = sum(self.lexicon.values()) + len(self.lexicon)
         self._log_total = math.log(max(total, 1))
@@ -211,9 +213,10 @@ class OrthographyCorrector:
         return cls(counts, channel, language=language)
 
     def log_prior(self, word: str) -> float:
-        """Add-one smoothed unigram log probability (a word outside the lexicon counts 0.5)."""
+        """Add-one smoothed unigram log probability; a word outside the lexicon counts
+        ``oov_count`` (lower corrects unknown words more eagerly)."""
         count = self.lexicon.get(word)
-        return math.log(count + 1 if count is not None else 0.5) - self._log_total
+        return math.log(count + 1 if count is not None else self.oov_count) - self._log_total
 
     def candidates(self, word: str) -> dict[str, float]:
         """Spellings that could have been typed as ``word``: ``{candidate: log P(word | it)}``."""
@@ -272,6 +275,7 @@ class OrthographyCorrector:
             "format": FORMAT,
             "language": self.language,
             "beam": self.beam,
+            "oov_count": self.oov_count,
             "channel": self.channel,
             "lexicon": self.lexicon,
         }
@@ -295,7 +299,13 @@ class OrthographyCorrector:
             raise RagkitError(f"orthography model {path}: cannot read ({error})") from error
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise RagkitError(f"orthography model {path}: not a {FORMAT} file; retrain it")
-        return cls(data["lexicon"], data["channel"], data.get("language"), data.get("beam", 64))
+        return cls(
+            data["lexicon"],
+            data["channel"],
+            data.get("language"),
+            beam=data.get("beam", 64),
+            oov_count=data.get("oov_count", 0.5),
+        )
 
     @classmethod
     def for_language(cls, language: str, download: bool = True) -> OrthographyCorrector:

@@ -95,9 +95,12 @@ _TABLES: dict[str, dict[str, str]] = {
 _NATIVE_DIGITS = {"fa": EXTENDED_DIGITS, "ckb": ARABIC_INDIC_DIGITS, "ur": EXTENDED_DIGITS}
 
 _LETTER = rf"[^\W\d_{TATWEEL}]"  # tatweel is category Lm, but no letter
+# A ZWNJ after a diacritized letter (کتابِ‌ها) follows the mark, not the letter.
+_MARKS = "\u064b-\u065f\u0670\u06d6-\u06ed"
+_JOINING = rf"(?:{_LETTER}|[{_MARKS}])"
 # Persian ZWNJ is orthographic between two letters (می‌شود, کتاب‌ها); anywhere else (next to a
 # space, a digit, punctuation, the text edge) it has no effect and only breaks matching.
-_STRAY_ZWNJ = re.compile(rf"{ZWNJ}+(?!{_LETTER})|(?<!{_LETTER}){ZWNJ}+")
+_STRAY_ZWNJ = re.compile(rf"{ZWNJ}+(?!{_JOINING})|(?<!{_LETTER})(?<![{_MARKS}]){ZWNJ}+")
 _ZWNJ_RUN = re.compile(f"{ZWNJ}{{2,}}")
 # Sorani typed on a Persian keyboard writes the vowel ە as heh + ZWNJ (so it does not join the
 # next letter); ZWNJ has no other use in Sorani orthography.
