@@ -1,0 +1,326 @@
+"""Candidate generation for lexical normalization: lexicon, elongation, edit distance, split, merge.
+
+Every generator works on lower-cased tokens. The identity candidate is always first.
+
+Example:
+    >>> resources = Resources.build(
+    ...     pairs=[("u", "you"), ("u", "you"), ("alot", "a lot")],
+    ...     vocabulary={"you": 7.0, "good": 6.0, "god": 5.5, "a": 7.5, "lot": 5.5, "tomorrow": 5.0},
+    ... )
+    >>> [c.text for c in CandidateGenerator(resources).generate(["u"], 0)]
+    ['u', 'you']
+    >>> [c.text for c in CandidateGenerator(resources).generate(["goooood"], 0)]
+    ['goooood', 'god', 'good']
+    >>> "tomorrow" in [c.text for c in CandidateGenerator(resources).generate(["tomorow"], 0)]
+    True
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+# Token shapes MultiLexNorm leaves as they are.
+SHAPE_WORD, SHAPE_MENTION, SHAPE_HASHTAG, SHAPE_URL, SHAPE_NUMBER, SHAPE_PUNCT = range(6)
+_URL = re.compile(r"^(https?://|www\.)\S+$|^\S+\.(com|org|net|ly|co)(/\S*)?$")
+_NUMBER = re.compile(r"^[+-]?\d+([.,:/]\d+)*%?$")
+_WORDLIKE = re.compile(r"^[a-z0-9']+$")
+_RUN = re.compile(r"(.)\1+")
+
+MAX_EDIT_CANDIDATES = 8
+MAX_ELONGATION_RUNS = 6
+
+
+def token_shape(token: str) -> int:
+    """The shape class of a lower-cased token (``SHAPE_*``).
+
+    Example:
+        >>> [token_shape(t) for t in ["u", "@bob", "#tbt", "http://t.co/x", "2,5", "!!"]]
+        [0, 1, 2, 3, 4, 5]
+    """
+    if token.startswith("@") and len(token) > 1:
+        return SHAPE_MENTION
+    if token.startswith("#") and len(token) > 1:
+        return SHAPE_HASHTAG
+    if _URL.match(token):
+        return SHAPE_URL
+    if _NUMBER.match(token):
+        return SHAPE_NUMBER
+    if not any(char.isalnum() for char in token):
+        return SHAPE_PUNCT
+    return SHAPE_WORD
+
+
+def max_run(token: str) -> int:
+    """Length of the longest run of one repeated character.
+
+    Example:
+        >>> max_run("sooooo"), max_run("good"), max_run("a")
+        (5, 2, 1)
+    """
+    return max((len(match.group(0)) for match in _RUN.finditer(token)), default=1)
+
+
+def elongation_variants(token: str) -> list[str]:
+    """Forms of ``token`` with each repeated-character run cut to one or two characters.
+
+    Example:
+        >>> elongation_variants("goooood")
+        ['god', 'good']
+        >>> elongation_variants("yesss")
+        ['yes', 'yess']
+    """
+    runs = [match for match in _RUN.finditer(token)][:MAX_ELONGATION_RUNS]
+    if not runs:
+        return []
+    variants: set[str] = set()
+    for lengths in itertools.product((1, 2), repeat=len(runs)):
+        parts: list[str] = []
+        position = 0
+        for match, length in zip(runs, lengths, strict=True):
+            parts.append(token[position : match.start()])
+            parts.append(match.group(1) * length)
+            position = match.end()
+        parts.append(token[position:])
+        variants.add("".join(parts))
+    variants.discard(token)
+    return sorted(variants, key=lambda form: (len(form), form))
+
+
+def edit_distance(a: str, b: str, limit: int = 2) -> int:
+    """Optimal-string-alignment distance (transpositions count 1); ``limit + 1`` when above limit.
+
+    Example:
+        >>> edit_distance("teh", "the"), edit_distance("dont", "don't"), edit_distance("a", "xyz")
+        (1, 1, 3)
+    """
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, char_a in enumerate(a, 1):
+        current = [i] + [0] * len(b)
+        for j, char_b in enumerate(b, 1):
+            cost = 0 if char_a == char_b else 1
+            value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and char_a == b[j - 2] and a[i - 2] == char_b:
+                value = min(value, previous2[j - 2] + 1)
+            current[j] = value
+        if min(current) > limit:
+            return limit + 1
+        previous2, previous = previous, current
+    return min(previous[-1], limit + 1)
+
+
+def _deletes(word: str, depth: int) -> set[str]:
+    """All strings made by deleting up to ``depth`` characters of ``word``."""
+    found = {word}
+    frontier = {word}
+    for _ in range(depth):
+        frontier = {form[:i] + form[i + 1 :] for form in frontier for i in range(len(form))}
+        found |= frontier
+    return found
+
+
+class DeleteIndex:
+    """Symmetric-delete lookup of words within edit distance 2.
+
+    Words and queries both expand to every form with up to two characters deleted; words sharing
+    a form with the query are verified with :func:`edit_distance`.
+
+    Example:
+        >>> DeleteIndex(["tomorrow", "the", "they"]).lookup("tmorow")
+        [('tomorrow', 2)]
+    """
+
+    def __init__(self, words: Iterable[str], depth: int = 2) -> None:
+        self.words = list(dict.fromkeys(words))
+        self.depth = depth
+        index: dict[str, int | list[int]] = {}
+        for number, word in enumerate(self.words):
+            for form in _deletes(word, depth):
+                held = index.get(form)
+                if held is None:
+                    index[form] = number
+                elif isinstance(held, int):
+                    index[form] = [held, number]
+                else:
+                    held.append(number)
+        self._index = index
+
+    def lookup(self, query: str, limit: int = 2) -> list[tuple[str, int]]:
+        """Words within ``limit`` (≤ the index depth) edits of ``query``, closest first."""
+        limit = min(limit, self.depth)
+        hits: dict[str, int] = {}
+        for form in _deletes(query, limit):
+            held = self._index.get(form)
+            if held is None:
+                continue
+            for number in [held] if isinstance(held, int) else held:
+                word = self.words[number]
+                if word not in hits and word != query:
+                    hits[word] = edit_distance(query, word, limit)
+        return sorted(
+            ((word, distance) for word, distance in hits.items() if distance <= limit),
+            key=lambda item: (item[1], item[0]),
+        )
+
+
+@dataclass
+class Resources:
+    """What candidate generation and features read: lexicon, word frequencies, bigram counts.
+
+    ``lexicon[raw][norm]`` counts how often ``raw`` was normalized to ``norm`` in training data;
+    ``vocabulary`` maps words to Zipf frequency (log10 per billion words); ``bigrams`` counts
+    ``"left right"`` pairs of normalized training words.
+    """
+
+    lexicon: dict[str, dict[str, int]]
+    vocabulary: dict[str, float]
+    bigrams: dict[str, int] = field(default_factory=dict)
+    targets: dict[str, int] = field(default_factory=dict)
+    _index: DeleteIndex | None = field(default=None, repr=False)
+
+    @classmethod
+    def build(
+        cls,
+        pairs: Iterable[tuple[str, str]],
+        vocabulary: Mapping[str, float],
+        sentences: Iterable[Sequence[str]] = (),
+    ) -> Resources:
+        """Count ``(raw, norm)`` pairs and normalized-side bigrams of ``sentences``."""
+        lexicon: dict[str, Counter[str]] = defaultdict(Counter)
+        for raw, norm in pairs:
+            lexicon[raw][norm] += 1
+        bigrams: Counter[str] = Counter()
+        for words in sentences:
+            flat = ["<s>", *" ".join(words).split(), "</s>"]
+            bigrams.update(f"{a} {b}" for a, b in itertools.pairwise(flat))
+        return cls(
+            {raw: dict(counts) for raw, counts in lexicon.items()}, dict(vocabulary), dict(bigrams)
+        )
+
+    def __post_init__(self) -> None:
+        if not self.targets:
+            self.targets = count_targets(self.lexicon)
+
+    @property
+    def index(self) -> DeleteIndex:
+        """The edit-distance index over alphabetic vocabulary words (built on first use)."""
+        if self._index is None:
+            words = {word for word in self.vocabulary if _WORDLIKE.match(word)}
+            words |= {
+                norm for counts in self.lexicon.values() for norm in counts if _WORDLIKE.match(norm)
+            }
+            self._index = DeleteIndex(sorted(words))
+        return self._index
+
+    def zipf(self, text: str) -> float:
+        """Zipf frequency of a word; a multi-word text gets its rarest word's."""
+        return min((self.vocabulary.get(word, 0.0) for word in text.split()), default=0.0)
+
+    def bigram(self, left: str, right: str) -> int:
+        """Training count of the word pair ``left right``."""
+        return self.bigrams.get(f"{left} {right}", 0)
+
+
+def count_targets(lexicon: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
+    """How often each normalization was the target of a *changed* raw token.
+
+    Example:
+        >>> count_targets({"u": {"you": 3, "u": 1}, "ya": {"you": 2}})
+        {'you': 5}
+    """
+    targets: Counter[str] = Counter()
+    for raw, counts in lexicon.items():
+        for norm, count in counts.items():
+            if norm != raw:
+                targets[norm] += count
+    return dict(targets)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One normalization candidate and where it came from."""
+
+    text: str
+    identity: bool = False
+    lexicon: bool = False
+    elongation: bool = False
+    distance: int = 0
+    split: bool = False
+    merge: bool = False
+
+
+class CandidateGenerator:
+    """Generate candidates for a token in context (``tokens`` lower-cased, one sentence)."""
+
+    def __init__(self, resources: Resources, min_split_zipf: float = 3.0) -> None:
+        self.resources = resources
+        self.min_split_zipf = min_split_zipf
+        self._cache: dict[str, tuple[Candidate, ...]] = {}
+
+    def generate(self, tokens: Sequence[str], position: int) -> list[Candidate]:
+        """Candidates for ``tokens[position]``; identity first, no text twice."""
+        raw = tokens[position]
+        if raw not in self._cache:
+            self._cache[raw] = tuple(self._token_candidates(raw))
+        found = list(self._cache[raw])
+        if position + 1 < len(tokens) and token_shape(raw) == SHAPE_WORD:
+            joined = raw + tokens[position + 1]
+            if self.resources.zipf(joined) >= self.min_split_zipf and all(
+                joined != c.text for c in found
+            ):
+                found.append(Candidate(joined, merge=True))
+        return found
+
+    def _token_candidates(self, raw: str) -> list[Candidate]:
+        resources = self.resources
+        found: dict[str, dict[str, object]] = {raw: {"identity": True}}
+        shape = token_shape(raw)
+        if shape in (SHAPE_MENTION, SHAPE_HASHTAG, SHAPE_URL):
+            return [Candidate(raw, identity=True)]
+
+        def add(text: str, **flags: object) -> None:
+            entry = found.setdefault(text, {})
+            for key, value in flags.items():
+                if key == "distance":
+                    entry[key] = min(int(value), int(entry.get(key, 99)))  # type: ignore[call-overload]
+                else:
+                    entry[key] = True
+
+        for norm in resources.lexicon.get(raw, {}):
+            add(norm, lexicon=True)
+        if shape != SHAPE_WORD:
+            return [Candidate(text, identity=text == raw, lexicon=text != raw) for text in found]
+        for form in elongation_variants(raw) if max_run(raw) >= 2 else []:
+            if resources.zipf(form) > 0:
+                add(form, elongation=True)
+            for norm in resources.lexicon.get(form, {}):
+                add(norm, elongation=True, lexicon=True)
+        if _WORDLIKE.match(raw) and len(raw) >= 2:
+            limit = 1 if len(raw) <= 3 else 2
+            hits = resources.index.lookup(raw, limit)
+            hits.sort(key=lambda hit: (hit[1], -resources.zipf(hit[0])))
+            for word, distance in hits[:MAX_EDIT_CANDIDATES]:
+                add(word, distance=distance)
+        for cut in range(1, len(raw)):
+            left, right = raw[:cut], raw[cut:]
+            if min(resources.zipf(left), resources.zipf(right)) >= self.min_split_zipf and (
+                len(left) > 1 or left in {"a", "i"}
+            ):
+                add(f"{left} {right}", split=True)
+        return [
+            Candidate(
+                text,
+                identity=bool(flags.get("identity", False)),
+                lexicon=bool(flags.get("lexicon", False)),
+                elongation=bool(flags.get("elongation", False)),
+                distance=int(flags.get("distance", 0)),  # type: ignore[call-overload]
+                split=bool(flags.get("split", False)),
+            )
+            for text, flags in found.items()
+        ]

@@ -1,0 +1,274 @@
+"""The lexical normalizer: candidates, ranked by the shipped model, as a ragkit ``Step``.
+
+MultiLexNorm's normalized side is lower-cased, so the model works on lower-cased tokens and
+writes replacements in lower case. ``keep_case=True`` (the Step's default) copies the original
+token's capitalization (``U`` → ``You``, ``LOL`` → ``LAUGHING OUT LOUD``); tokens the model leaves
+alone are always returned exactly as given.
+
+Example:
+    >>> res = Resources.build([("u", "you")] * 3 + [("r", "are")] * 2, {"you": 7.0, "are": 7.0})
+    >>> rows = 2 * [[0.0] * len(FEATURE_NAMES)]
+    >>> always = TreeEnsemble(0.0, 1.0, FEATURE_NAMES, [Tree(
+    ...     feature=[1, -1, -1], threshold=[0.5, 0, 0], left=[1, -1, -1], right=[2, -1, -1],
+    ...     value=[0.0, -1.0, 1.0])])
+    >>> normalizer = LexicalNormalizer(res, always, language="en")
+    >>> normalizer.normalize_tokens(["U", "r", "here"])
+    ['you', 'are', 'here']
+    >>> out = LexicalNormalization(normalizer)("U r here!")
+    >>> out.text
+    'You are here!'
+    >>> out.original_span(0, 3), out.original_span(4, 7)
+    ((0, 1), (2, 3))
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragkit.errors import RagkitError
+from ragkit.normalize.base import Normalized, Step
+from ragkit.normalize.lexical.candidates import Candidate, CandidateGenerator, Resources
+from ragkit.normalize.lexical.ranker import FEATURE_NAMES, Tree, TreeEnsemble, candidate_features
+
+MODEL_FORMAT = "ragkit-lexnorm"
+MODEL_VERSION = 1
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+_TOKEN = re.compile(r"\S+")
+_EDGES = re.compile(r"^([^\w@#]*)(.*?)([^\w']*)$", re.DOTALL)
+
+
+def model_path(language: str) -> Path:
+    """Where the shipped model of ``language`` lives (``ragkit/normalize/data``)."""
+    return DATA_DIR / f"lexnorm-{language}.json.gz"
+
+
+@dataclass(frozen=True)
+class TokenDecision:
+    """Candidates of one token with their scores (identity first)."""
+
+    candidates: tuple[Candidate, ...]
+    scores: tuple[float, ...]
+
+
+@dataclass
+class LexicalNormalizer:
+    """Normalize tokens with lexicon/elongation/edit/split/merge candidates and a tree ranker.
+
+    A candidate replaces the token when its score beats the identity's by more than ``margin``
+    (log-odds; tuned on development data at training time).
+    """
+
+    resources: Resources
+    ranker: TreeEnsemble
+    language: str = "en"
+    margin: float = 0.0
+    report: dict[str, Any] = field(default_factory=dict)
+    _generator: CandidateGenerator | None = field(default=None, repr=False)
+
+    @property
+    def generator(self) -> CandidateGenerator:
+        """The candidate generator over this model's resources."""
+        if self._generator is None:
+            self._generator = CandidateGenerator(self.resources)
+        return self._generator
+
+    @classmethod
+    def load(cls, language: str = "en", path: str | Path | None = None) -> LexicalNormalizer:
+        """Load the shipped model of ``language``, or the model file at ``path``.
+
+        Example:
+            >>> LexicalNormalizer.load("xx")
+            Traceback (most recent call last):
+            ...
+            ragkit.errors.RagkitError: no lexical normalization model for language 'xx' ...
+        """
+        file = Path(path) if path is not None else model_path(language)
+        if not file.is_file():
+            shipped = sorted(
+                p.name.split("-", 1)[1].split(".")[0] for p in DATA_DIR.glob("lexnorm-*")
+            )
+            raise RagkitError(
+                f"no lexical normalization model for language {language!r} ... (looked for "
+                f"{file}; shipped: {', '.join(shipped) or 'none'}); train one with "
+                "ragkit.normalize.lexical.train_lexical(train, dev, out) and pass path="
+            )
+        try:
+            with gzip.open(file, "rt", encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (OSError, ValueError) as error:
+            raise RagkitError(f"{file}: not a gzip-compressed JSON model ({error})") from error
+        if data.get("format") != MODEL_FORMAT or data.get("version") != MODEL_VERSION:
+            raise RagkitError(
+                f"{file}: not a {MODEL_FORMAT} v{MODEL_VERSION} model; retrain with train_lexical"
+            )
+        resources = Resources(
+            lexicon=data["lexicon"], vocabulary=data["vocabulary"], bigrams=data["bigrams"]
+        )
+        return cls(
+            resources,
+            TreeEnsemble.from_dict(data["ranker"]),
+            language=data["language"],
+            margin=float(data["margin"]),
+            report=data.get("report", {}),
+        )
+
+    def save(self, path: str | Path) -> Path:
+        """Write the model as gzip-compressed JSON; returns the path."""
+        path = Path(path)
+        data = {
+            "format": MODEL_FORMAT,
+            "version": MODEL_VERSION,
+            "language": self.language,
+            "margin": self.margin,
+            "ranker": self.ranker.to_dict(),
+            "lexicon": self.resources.lexicon,
+            "vocabulary": self.resources.vocabulary,
+            "bigrams": self.resources.bigrams,
+            "report": self.report,
+        }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.GzipFile(path, "wb", mtime=0) as handle:
+            handle.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode())
+        return path
+
+    def decisions(self, tokens: Sequence[str]) -> list[TokenDecision]:
+        """Scored candidates of every token of one sentence (tokens lower-cased here)."""
+        lowered = [token.lower() for token in tokens]
+        found: list[TokenDecision] = []
+        for position in range(len(lowered)):
+            candidates = self.generator.generate(lowered, position)
+            if len(candidates) == 1:
+                found.append(TokenDecision(tuple(candidates), (0.0,)))
+                continue
+            rows = np.array(
+                [
+                    candidate_features(lowered, position, c, self.resources, len(candidates))
+                    for c in candidates
+                ]
+            )
+            scores = self.ranker.score(rows)
+            found.append(TokenDecision(tuple(candidates), tuple(float(s) for s in scores)))
+        return found
+
+    def normalize_tokens(self, tokens: Sequence[str], keep_case: bool = False) -> list[str]:
+        """Normalized form of each token; a token merged into its left neighbour becomes ``""``."""
+        return decode(tokens, self.decisions(tokens), self.margin, keep_case)
+
+
+def decode(
+    tokens: Sequence[str], decisions: Sequence[TokenDecision], margin: float, keep_case: bool
+) -> list[str]:
+    """Pick each token's normalization from its scored candidates, left to right."""
+    output: list[str] = []
+    merged = False
+    for token, decision in zip(tokens, decisions, strict=True):
+        if merged:
+            output.append("")
+            merged = False
+            continue
+        best = max(range(len(decision.scores)), key=decision.scores.__getitem__)
+        chosen = decision.candidates[best]
+        if chosen.identity or decision.scores[best] - decision.scores[0] <= margin:
+            output.append(token)
+            continue
+        merged = chosen.merge
+        output.append(transfer_case(token, chosen.text) if keep_case else chosen.text)
+    return output
+
+
+def transfer_case(original: str, replacement: str) -> str:
+    """Give ``replacement`` the capitalization pattern of ``original`` (upper, title or lower).
+
+    Example:
+        >>> transfer_case("LOL", "laughing out loud"), transfer_case("U", "you")
+        ('LAUGHING OUT LOUD', 'You')
+    """
+    if len(original) > 1 and original.isupper():
+        return replacement.upper()
+    if original[:1].isupper():
+        return replacement[:1].upper() + replacement[1:]
+    return replacement
+
+
+class LexicalNormalization(Step):
+    """Lexical normalization of a whitespace-tokenized text, offsets into the original.
+
+    Punctuation glued to a word (``u!``) is split off as its own token first, as in MultiLexNorm.
+    A replacement's characters point at the original token (one-to-one while both last, then
+    at its last character); a token merged into its left neighbour is deleted along with the
+    whitespace before it. The model is loaded on first use.
+    """
+
+    name = "lexical"
+
+    def __init__(
+        self,
+        normalizer: LexicalNormalizer | None = None,
+        language: str = "en",
+        keep_case: bool = True,
+    ) -> None:
+        self._normalizer = normalizer
+        self.language = language
+        self.keep_case = keep_case
+
+    @property
+    def normalizer(self) -> LexicalNormalizer:
+        """The underlying normalizer (the shipped model of ``language`` unless one was given)."""
+        if self._normalizer is None:
+            self._normalizer = LexicalNormalizer.load(self.language)
+        return self._normalizer
+
+    def apply(self, text: str) -> Normalized:
+        spans = list(_token_spans(text))
+        if not spans:
+            return Normalized.identity(text)
+        tokens = [text[start:end] for start, end in spans]
+        outputs = self.normalizer.normalize_tokens(tokens, keep_case=self.keep_case)
+        if outputs == tokens:
+            return Normalized.identity(text)
+        pieces: list[tuple[str, int]] = []
+        position = 0
+        for (start, end), token, output in zip(spans, tokens, outputs, strict=True):
+            if output or token == output:
+                pieces.extend((char, i) for i, char in enumerate(text[position:start], position))
+            if output == token:
+                pieces.extend((char, i) for i, char in enumerate(token, start))
+            else:
+                pieces.extend((char, min(start + i, end - 1)) for i, char in enumerate(output))
+            position = end
+        pieces.extend((char, i) for i, char in enumerate(text[position:], position))
+        return Normalized.from_pieces(pieces, len(text))
+
+
+def _token_spans(text: str) -> list[tuple[int, int]]:
+    """Whitespace tokens with leading/trailing punctuation split off, as ``(start, end)``."""
+    spans: list[tuple[int, int]] = []
+    for match in _TOKEN.finditer(text):
+        edges = _EDGES.match(match.group(0))
+        assert edges is not None  # the pattern matches any string
+        position = match.start()
+        for part in edges.groups():
+            if part:
+                spans.append((position, position + len(part)))
+                position += len(part)
+    return spans
+
+
+__all__ = [
+    "FEATURE_NAMES",
+    "LexicalNormalization",
+    "LexicalNormalizer",
+    "TokenDecision",
+    "Tree",
+    "decode",
+    "model_path",
+    "transfer_case",
+]

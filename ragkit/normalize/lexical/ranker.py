@@ -1,0 +1,255 @@
+"""Candidate features and the boosted-tree ranker that scores them (pure numpy at run time).
+
+The ranker is a gradient-boosted ensemble of regression trees trained as a binary classifier
+("is this candidate the gold normalization?"). Trees are stored as flat arrays, so the model
+saves to JSON and needs no pickle or scikit-learn to run.
+
+Example:
+    >>> trees = TreeEnsemble(
+    ...     base_score=-1.0, learning_rate=0.5, feature_names=("a",),
+    ...     trees=[Tree(feature=[0, -1, -1], threshold=[0.5, 0, 0], left=[1, -1, -1],
+    ...                 right=[2, -1, -1], value=[0.0, -2.0, 4.0])],
+    ... )
+    >>> trees.score(np.array([[0.0], [1.0]])).tolist()
+    [-2.0, 1.0]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ragkit.normalize.lexical.candidates import Candidate, Resources, max_run, token_shape
+
+FEATURE_NAMES: tuple[str, ...] = (
+    "identity",
+    "lexicon_probability",
+    "lexicon_log_count",
+    "raw_log_count",
+    "raw_identity_probability",
+    "from_lexicon",
+    "from_elongation",
+    "raw_max_run",
+    "edit_distance",
+    "from_split",
+    "from_merge",
+    "candidate_zipf",
+    "raw_zipf",
+    "candidate_in_vocabulary",
+    "raw_length",
+    "candidate_length",
+    "candidate_words",
+    "same_first_letter",
+    "apostrophe_only",
+    "raw_shape",
+    "raw_has_digit",
+    "left_bigram_log",
+    "right_bigram_log",
+    "left_bigram_gain",
+    "right_bigram_gain",
+    "candidate_count",
+    "g_dropping",
+    "spelling_variant",
+    "candidate_is_changed_target",
+)
+
+
+def candidate_features(
+    tokens: Sequence[str],
+    position: int,
+    candidate: Candidate,
+    resources: Resources,
+    candidate_count: int,
+) -> list[float]:
+    """The feature vector (ordered as :data:`FEATURE_NAMES`) of one candidate in context.
+
+    Example:
+        >>> res = Resources.build([("u", "you")], {"you": 7.0})
+        >>> row = candidate_features(["u"], 0, Candidate("you", lexicon=True), res, 2)
+        >>> row[FEATURE_NAMES.index("lexicon_probability")]
+        1.0
+    """
+    raw = tokens[position]
+    text = candidate.text
+    counts = resources.lexicon.get(raw, {})
+    total = sum(counts.values())
+    left = tokens[position - 1] if position > 0 else "<s>"
+    right_position = position + (2 if candidate.merge else 1)
+    right = tokens[right_position] if right_position < len(tokens) else "</s>"
+    words = text.split() or [""]
+    left_count = resources.bigram(left, words[0])
+    right_count = resources.bigram(words[-1], right)
+    return [
+        float(candidate.identity),
+        counts.get(text, 0) / total if total else 0.0,
+        math.log1p(counts.get(text, 0)),
+        math.log1p(total),
+        counts.get(raw, 0) / total if total else -1.0,
+        float(candidate.lexicon),
+        float(candidate.elongation),
+        float(max_run(raw)),
+        float(candidate.distance),
+        float(candidate.split),
+        float(candidate.merge),
+        resources.zipf(text),
+        resources.zipf(raw),
+        float(all(word in resources.vocabulary for word in words)),
+        float(len(raw)),
+        float(len(text)),
+        float(len(words)),
+        float(bool(text) and text[0] == raw[0]),
+        float(text.replace("'", "") == raw and text != raw),
+        float(token_shape(raw)),
+        float(any(char.isdigit() for char in raw)),
+        math.log1p(left_count),
+        math.log1p(right_count),
+        math.log1p(left_count) - math.log1p(resources.bigram(left, raw)),
+        math.log1p(right_count) - math.log1p(resources.bigram(raw, right)),
+        float(candidate_count),
+        float(raw.endswith("in") and text == raw + "g"),
+        float(_spelling_variant(raw, text)),
+        math.log1p(resources.targets.get(text, 0)),
+    ]
+
+
+def _spelling_variant(raw: str, text: str) -> bool:
+    """British → American spelling pairs (colour/color, realise/realize, centre/center)."""
+    return any(
+        raw.replace(old, new) == text for old, new in (("our", "or"), ("is", "iz"), ("re", "er"))
+    )
+
+
+@dataclass
+class Tree:
+    """One regression tree as flat arrays; ``left[i] == -1`` marks a leaf."""
+
+    feature: list[int]
+    threshold: list[float]
+    left: list[int]
+    right: list[int]
+    value: list[float]
+
+    def predict(self, rows: np.ndarray) -> np.ndarray:
+        """Leaf values for each row (``rows[:, feature] <= threshold`` goes left)."""
+        feature = np.asarray(self.feature)
+        threshold = np.asarray(self.threshold)
+        left = np.asarray(self.left)
+        right = np.asarray(self.right)
+        node = np.zeros(len(rows), dtype=np.int64)
+        active = left[node] != -1
+        while active.any():
+            index = np.nonzero(active)[0]
+            current = node[index]
+            goes_left = rows[index, feature[current]] <= threshold[current]
+            node[index] = np.where(goes_left, left[current], right[current])
+            active = left[node] != -1
+        return np.asarray(self.value)[node]
+
+
+@dataclass
+class TreeEnsemble:
+    """Boosted trees: ``score = base_score + learning_rate · Σ tree(x)`` (log-odds)."""
+
+    base_score: float
+    learning_rate: float
+    feature_names: tuple[str, ...]
+    trees: list[Tree]
+
+    def score(self, rows: np.ndarray) -> np.ndarray:
+        """Log-odds that each candidate row is the right normalization."""
+        rows = np.asarray(rows, dtype=np.float64)
+        if rows.ndim != 2 or rows.shape[1] != len(self.feature_names):
+            raise ValueError(f"expected rows of {len(self.feature_names)} features")
+        total = np.full(len(rows), self.base_score)
+        for tree in self.trees:
+            total += self.learning_rate * tree.predict(rows)
+        return total
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (thresholds and leaves rounded to 6 significant digits)."""
+        return {
+            "base_score": self.base_score,
+            "learning_rate": self.learning_rate,
+            "feature_names": list(self.feature_names),
+            "trees": [
+                {
+                    "feature": tree.feature,
+                    "threshold": [float(f"{x:.6g}") for x in tree.threshold],
+                    "left": tree.left,
+                    "right": tree.right,
+                    "value": [float(f"{x:.6g}") for x in tree.value],
+                }
+                for tree in self.trees
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TreeEnsemble:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            base_score=float(data["base_score"]),
+            learning_rate=float(data["learning_rate"]),
+            feature_names=tuple(data["feature_names"]),
+            trees=[Tree(**tree) for tree in data["trees"]],
+        )
+
+
+def fit_ensemble(
+    rows: np.ndarray,
+    labels: np.ndarray,
+    n_trees: int = 300,
+    leaves: int = 31,
+    learning_rate: float = 0.1,
+    seed: int = 0,
+) -> TreeEnsemble:
+    """Fit scikit-learn histogram gradient boosting and export it as a :class:`TreeEnsemble`.
+
+    scikit-learn is needed for training only. The export reads the fitted trees' node arrays,
+    which scikit-learn does not promise to keep stable, so the exported ensemble is checked
+    against ``decision_function`` before it is returned.
+    """
+    try:
+        from sklearn.ensemble import HistGradientBoostingClassifier
+    except ImportError as error:  # pragma: no cover - depends on the environment
+        from ragkit.errors import RagkitError
+
+        raise RagkitError(
+            "training the lexical normalizer needs scikit-learn: pip install scikit-learn"
+        ) from error
+    model = HistGradientBoostingClassifier(
+        max_iter=n_trees,
+        max_leaf_nodes=leaves,
+        learning_rate=learning_rate,
+        early_stopping=False,
+        random_state=seed,
+    )
+    model.fit(rows, labels)
+    trees: list[Tree] = []
+    for (predictor,) in model._predictors:
+        nodes = predictor.nodes
+        leaf = nodes["is_leaf"].astype(bool)
+        trees.append(
+            Tree(
+                feature=[
+                    -1 if is_leaf else int(f) for f, is_leaf in zip(nodes["feature_idx"], leaf)
+                ],
+                threshold=[float(x) for x in nodes["num_threshold"]],
+                left=[-1 if is_leaf else int(x) for x, is_leaf in zip(nodes["left"], leaf)],
+                right=[-1 if is_leaf else int(x) for x, is_leaf in zip(nodes["right"], leaf)],
+                value=[float(x) for x in nodes["value"]],
+            )
+        )
+    ensemble = TreeEnsemble(
+        base_score=float(np.ravel(model._baseline_prediction)[0]),
+        learning_rate=1.0,
+        feature_names=FEATURE_NAMES,
+        trees=trees,
+    )
+    sample = rows[: min(len(rows), 5000)]
+    if not np.allclose(ensemble.score(sample), model.decision_function(sample), atol=1e-6):
+        raise RuntimeError("exported trees disagree with scikit-learn's decision_function")
+    return ensemble

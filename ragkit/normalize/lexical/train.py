@@ -1,0 +1,268 @@
+"""Training and evaluation of the lexical normalizer on MultiLexNorm data.
+
+Training features come from a k-fold split of the training sentences: the lexicon and bigram
+counts a training token sees are built from the *other* folds, so the ranker learns how far to
+trust a lexicon entry on words it has not seen as they will be at run time. The shipped model
+keeps the counts of the whole training set. The replacement margin is tuned on the dev set.
+
+Example:
+    >>> gold = [(LexToken("u", "you"), LexToken("ok", "ok"), LexToken("r", "are"))]
+    >>> score = score_predictions(gold, [["you", "okay", "r"]])
+    >>> score.tp, score.fp, score.fn, score.err
+    (1, 1, 1, 0.0)
+    >>> most_frequent_replacement([(LexToken("u", "you"), LexToken("u", "you"), LexToken("u", "u"))])
+    {'u': 'you'}
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragkit.errors import RagkitError
+from ragkit.normalize.lexical.candidates import CandidateGenerator, Resources
+from ragkit.normalize.lexical.format import LexToken, Sentence, read_lexnorm
+from ragkit.normalize.lexical.normalizer import LexicalNormalizer, TokenDecision, decode
+from ragkit.normalize.lexical.ranker import candidate_features, fit_ensemble
+
+logger = logging.getLogger(__name__)
+MARGINS = tuple(round(x, 2) for x in np.arange(-2.0, 4.01, 0.25))
+
+
+@dataclass(frozen=True)
+class LexnormScore:
+    """Word-level MultiLexNorm scores: ERR = (TP − FP) / (TP + FN)."""
+
+    tokens: int
+    correct: int
+    tp: int
+    fp: int
+    fn: int
+
+    @property
+    def accuracy(self) -> float:
+        """Fraction of tokens whose prediction equals the gold normalization."""
+        return self.correct / self.tokens if self.tokens else 0.0
+
+    @property
+    def err(self) -> float:
+        """Error reduction rate over leave-as-is (0 for LAI, 1 for perfect)."""
+        needing = self.tp + self.fn
+        return (self.tp - self.fp) / needing if needing else 0.0
+
+    def to_dict(self) -> dict[str, float]:
+        """Counts plus accuracy and ERR, for JSON reports."""
+        return {**asdict(self), "accuracy": self.accuracy, "err": self.err}
+
+
+def score_predictions(
+    gold: Sequence[Sequence[LexToken]], predictions: Sequence[Sequence[str]]
+) -> LexnormScore:
+    """Score predicted normalizations against gold sentences (exact string match)."""
+    if len(gold) != len(predictions):
+        raise RagkitError(f"{len(predictions)} predicted sentences for {len(gold)} gold sentences")
+    tokens = correct = tp = fp = fn = 0
+    for sentence, predicted in zip(gold, predictions, strict=True):
+        if len(sentence) != len(predicted):
+            raise RagkitError(
+                f"sentence of {len(sentence)} tokens got {len(predicted)} predictions"
+            )
+        for token, prediction in zip(sentence, predicted, strict=True):
+            tokens += 1
+            correct += prediction == token.norm
+            if token.changed:
+                if prediction == token.norm:
+                    tp += 1
+                else:
+                    fn += 1
+            elif prediction != token.raw:
+                fp += 1
+    return LexnormScore(tokens, correct, tp, fp, fn)
+
+
+def most_frequent_replacement(sentences: Iterable[Sequence[LexToken]]) -> dict[str, str]:
+    """The MFR baseline: each raw token's most frequent training normalization (ties: first)."""
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for sentence in sentences:
+        for token in sentence:
+            counts[token.raw][token.norm] += 1
+    return {raw: options.most_common(1)[0][0] for raw, options in counts.items()}
+
+
+def english_vocabulary(size: int, language: str = "en") -> dict[str, float]:
+    """The ``size`` most frequent words of ``language`` with Zipf frequencies, from wordfreq."""
+    try:
+        import wordfreq
+    except ImportError as error:
+        raise RagkitError(
+            "training the lexical normalizer needs word frequencies: pip install wordfreq"
+        ) from error
+    words = wordfreq.top_n_list(language, size)
+    return {word: round(wordfreq.zipf_frequency(word, language), 2) for word in words}
+
+
+def build_resources(sentences: Sequence[Sentence], vocabulary: Mapping[str, float]) -> Resources:
+    """Lexicon and normalized-side bigrams of ``sentences`` over ``vocabulary``."""
+    return Resources.build(
+        ((token.raw, token.norm) for sentence in sentences for token in sentence),
+        vocabulary,
+        ([token.norm for token in sentence if token.norm] for sentence in sentences),
+    )
+
+
+def _candidate_rows(
+    sentences: Sequence[Sentence], resources: Resources
+) -> tuple[list[list[float]], list[int], int, int]:
+    """Feature rows and labels of every decision in ``sentences``; also gold-reachable counts."""
+    generator = CandidateGenerator(resources)
+    rows: list[list[float]] = []
+    labels: list[int] = []
+    changed = reachable = 0
+    for sentence in sentences:
+        tokens = [token.raw for token in sentence]
+        for position, token in enumerate(sentence):
+            if token.merged:
+                continue
+            candidates = generator.generate(tokens, position)
+            texts = [candidate.text for candidate in candidates]
+            if token.changed:
+                changed += 1
+                reachable += token.norm in texts
+            if len(candidates) == 1:
+                continue
+            for candidate in candidates:
+                rows.append(
+                    candidate_features(tokens, position, candidate, resources, len(candidates))
+                )
+                labels.append(int(candidate.text == token.norm))
+    return rows, labels, changed, reachable
+
+
+@dataclass(frozen=True)
+class TrainingReport:
+    """What :func:`train_lexical` did and how the model scored on the dev set."""
+
+    language: str
+    train_sentences: int
+    train_tokens: int
+    dev_tokens: int
+    vocabulary_words: int
+    candidate_rows: int
+    trees: int
+    margin: float
+    dev: LexnormScore
+    dev_margin_zero: LexnormScore
+    leave_as_is: LexnormScore
+    most_frequent: LexnormScore
+    dev_candidate_recall: float
+    model_path: str
+    model_bytes: int
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        data = asdict(self)
+        for key in ("dev", "dev_margin_zero", "leave_as_is", "most_frequent"):
+            data[key] = getattr(self, key).to_dict()
+        return data
+
+
+def train_lexical(
+    train_path: str | Path,
+    dev_path: str | Path,
+    out_path: str | Path,
+    *,
+    language: str = "en",
+    vocabulary_size: int = 30000,
+    folds: int = 5,
+    trees: int = 300,
+    leaves: int = 31,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> TrainingReport:
+    """Train on ``train_path``, tune the margin and evaluate on ``dev_path``, save to ``out_path``.
+
+    Needs ``wordfreq`` and ``scikit-learn`` (training only; the saved model runs on numpy).
+    """
+    started = time.perf_counter()
+    say = progress or logger.info
+    train = read_lexnorm(train_path)
+    dev = read_lexnorm(dev_path)
+    if not train or not dev:
+        raise RagkitError(f"empty training ({train_path}) or dev ({dev_path}) file")
+    vocabulary = english_vocabulary(vocabulary_size, language)
+    rows: list[list[float]] = []
+    labels: list[int] = []
+    for fold in range(folds):
+        held = [s for i, s in enumerate(train) if i % folds == fold]
+        rest = [s for i, s in enumerate(train) if i % folds != fold]
+        fold_rows, fold_labels, changed, reachable = _candidate_rows(
+            held, build_resources(rest, vocabulary)
+        )
+        rows.extend(fold_rows)
+        labels.extend(fold_labels)
+        say(
+            f"fold {fold + 1}/{folds}: {len(fold_rows)} candidate rows, "
+            f"gold reachable for {reachable}/{changed} changed tokens"
+        )
+    say(f"fitting {trees} trees of {leaves} leaves on {len(rows)} rows")
+    ranker = fit_ensemble(np.array(rows), np.array(labels), n_trees=trees, leaves=leaves, seed=seed)
+    normalizer = LexicalNormalizer(build_resources(train, vocabulary), ranker, language=language)
+
+    dev_tokens = [[token.raw for token in sentence] for sentence in dev]
+    decisions: list[list[TokenDecision]] = [normalizer.decisions(t) for t in dev_tokens]
+
+    def evaluate(margin: float) -> LexnormScore:
+        predictions = [
+            decode(tokens, found, margin, keep_case=False)
+            for tokens, found in zip(dev_tokens, decisions, strict=True)
+        ]
+        return score_predictions(dev, predictions)
+
+    scored = {margin: evaluate(margin) for margin in MARGINS}
+    margin = max(MARGINS, key=lambda m: (scored[m].err, -abs(m)))
+    normalizer.margin = float(margin)
+    mfr = most_frequent_replacement(train)
+    changed_dev = [token for sentence in dev for token in sentence if token.changed]
+    reachable_dev = sum(
+        token.norm in {c.text for c in found.candidates}
+        for sentence, found_sentence in zip(dev, decisions, strict=True)
+        for token, found in zip(sentence, found_sentence, strict=True)
+        if token.changed
+    )
+    report = TrainingReport(
+        language=language,
+        train_sentences=len(train),
+        train_tokens=sum(len(s) for s in train),
+        dev_tokens=sum(len(s) for s in dev),
+        vocabulary_words=len(vocabulary),
+        candidate_rows=len(rows),
+        trees=trees,
+        margin=float(margin),
+        dev=scored[margin],
+        dev_margin_zero=scored[0.0],
+        leave_as_is=score_predictions(dev, dev_tokens),
+        most_frequent=score_predictions(
+            dev, [[mfr.get(raw, raw) for raw in tokens] for tokens in dev_tokens]
+        ),
+        dev_candidate_recall=reachable_dev / len(changed_dev) if changed_dev else 0.0,
+        model_path=str(out_path),
+        model_bytes=0,
+        seconds=0.0,
+    )
+    summary = report.to_dict()
+    normalizer.report = {
+        key: summary[key]
+        for key in ("train_sentences", "train_tokens", "margin", "dev", "most_frequent")
+    }
+    path = normalizer.save(out_path)
+    seconds = time.perf_counter() - started
+    say(f"dev ERR {report.dev.err:.4f} (MFR {report.most_frequent.err:.4f}), {seconds:.0f}s")
+    return replace(report, model_bytes=path.stat().st_size, seconds=round(seconds, 1))

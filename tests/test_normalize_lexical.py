@@ -1,0 +1,166 @@
+"""Lexical normalization: MultiLexNorm format, ERR, candidates, the shipped English model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragkit.errors import RagkitError
+from ragkit.normalize.lexical import (
+    LexicalNormalization,
+    LexicalNormalizer,
+    LexToken,
+    model_path,
+    most_frequent_replacement,
+    parse_lexnorm,
+    read_lexnorm,
+    score_predictions,
+    train_lexical,
+    with_predictions,
+    write_lexnorm,
+)
+from ragkit.normalize.lexical.candidates import (
+    CandidateGenerator,
+    DeleteIndex,
+    Resources,
+    edit_distance,
+    elongation_variants,
+    token_shape,
+)
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "lexnorm" / "en"
+
+SAMPLE = (
+    "rt\trt\n@bob\t@bob\n:\t:\nu\tyou\nr\tare\nsooo\tso\ncute\tcute\n\n"
+    "lol\tlaughing out loud\nim\ti'm\nin\tin\nmy\tmy\nscreen\tscreenshot\nshot\t\n"
+)
+
+
+@pytest.fixture(scope="module")
+def shipped() -> LexicalNormalizer:
+    return LexicalNormalizer.load("en")
+
+
+def test_format_round_trip(tmp_path: Path) -> None:
+    sentences = parse_lexnorm(SAMPLE)
+    assert [len(s) for s in sentences] == [7, 6]
+    assert sentences[1][0].norm == "laughing out loud"
+    assert sentences[1][-1] == LexToken("shot", "", merged=True)
+    path = tmp_path / "out.norm"
+    write_lexnorm(sentences, path)
+    assert read_lexnorm(path) == sentences
+    assert path.read_text(encoding="utf-8") == SAMPLE
+
+
+def test_deletion_at_sentence_start_is_not_a_merge() -> None:
+    (sentence,) = parse_lexnorm("x\t\ny\ty\n")
+    assert sentence[0].norm == "" and not sentence[0].merged
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [("u\tyou\nr are\n", 2), ("u\tyou\n\nr\tare\tx\n", 3), ("\tyou\n", 1), ("u\t you\n", 1)],
+)
+def test_malformed_lines_name_file_and_line(tmp_path: Path, text: str, line: int) -> None:
+    path = tmp_path / "bad.norm"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(RagkitError, match=rf"bad\.norm:{line}:"):
+        read_lexnorm(path)
+
+
+def test_missing_file_is_a_ragkit_error(tmp_path: Path) -> None:
+    with pytest.raises(RagkitError, match="missing.norm"):
+        read_lexnorm(tmp_path / "missing.norm")
+
+
+def test_err_on_hand_example() -> None:
+    gold = parse_lexnorm("u\tyou\nr\tare\nok\tok\nlol\tlol\n")
+    # one right replacement, one missed, one false replacement, one right identity
+    score = score_predictions(gold, [["you", "r", "okay", "lol"]])
+    assert (score.tp, score.fp, score.fn) == (1, 1, 1)
+    assert score.err == 0.0
+    assert score.accuracy == 0.5
+    leave = score_predictions(gold, [[t.raw for t in gold[0]]])
+    assert leave.err == 0.0 and leave.accuracy == 0.5
+    perfect = score_predictions(gold, [[t.norm for t in gold[0]]])
+    assert perfect.err == 1.0
+    # ERR equals (accuracy - LAI) / (1 - LAI)
+    assert score.err == pytest.approx((score.accuracy - leave.accuracy) / (1 - leave.accuracy))
+    with pytest.raises(RagkitError):
+        score_predictions(gold, [["you"]])
+
+
+def test_with_predictions_and_mfr() -> None:
+    gold = parse_lexnorm(SAMPLE)
+    assert most_frequent_replacement(gold)["u"] == "you"
+    out = with_predictions(gold[0], [t.raw for t in gold[0]])
+    assert [t.norm for t in out] == [t.raw for t in gold[0]]
+
+
+def test_candidates_elongation_lexicon_split_merge() -> None:
+    vocabulary = {"good": 6.0, "god": 5.5, "a": 7.5, "lot": 5.5, "screenshot": 3.5, "you": 7.0}
+    resources = Resources.build([("u", "you"), ("u", "u")], vocabulary)
+    generator = CandidateGenerator(resources)
+    assert elongation_variants("goooood") == ["god", "good"]
+    elongated = generator.generate(["goooood"], 0)
+    assert elongated[0].identity and {"good", "god"} <= {c.text for c in elongated}
+    assert any(c.text == "you" and c.lexicon for c in generator.generate(["u"], 0))
+    assert any(c.text == "a lot" and c.split for c in generator.generate(["alot"], 0))
+    assert any(
+        c.text == "screenshot" and c.merge for c in generator.generate(["screen", "shot"], 0)
+    )
+    assert [c.text for c in generator.generate(["@bob"], 0)] == ["@bob"]
+
+
+def test_edit_distance_and_index() -> None:
+    assert edit_distance("becuase", "because") == 1
+    assert edit_distance("abc", "xyzw") == 3
+    index = DeleteIndex(["because", "tomorrow", "the"])
+    assert index.lookup("becuse") == [("because", 1)]
+    assert index.lookup("tomorow") == [("tomorrow", 1)]
+    assert [token_shape(t) for t in ("#tbt", "http://t.co/a", "...")] == [2, 3, 5]
+
+
+def test_shipped_model_fixes_typical_tokens(shipped: LexicalNormalizer) -> None:
+    assert model_path("en").stat().st_size < 3_000_000
+    out = shipped.normalize_tokens(["u", "r", "so", "cute", "and", "im", "going", "tmrw"])
+    assert out[0] == "you" and out[1] == "are" and out[5] == "i'm"
+    assert out[7] == "tomorrow"
+    assert out[2:5] == ["so", "cute", "and"]
+    kept = shipped.normalize_tokens(["@user", "#tbt", "http://t.co/x", "the", "house"])
+    assert kept == ["@user", "#tbt", "http://t.co/x", "the", "house"]
+    assert shipped.normalize_tokens(["pls", "dont", "go"]) == ["please", "don't", "go"]
+
+
+def test_step_keeps_offsets_and_case(shipped: LexicalNormalizer) -> None:
+    step = LexicalNormalization(shipped)
+    text = "U r  so cute!! pls dont go"
+    out = step(text)
+    assert out.text == "You are  so cute!! please don't go"
+    assert len(out.offsets) == len(out.text)
+    assert all(0 <= i < len(text) for i in out.offsets)
+    assert list(out.offsets) == sorted(out.offsets)
+    start = out.text.index("please")
+    assert text[slice(*out.original_span(start, start + len("please")))] == "pls"
+    start = out.text.index("are")
+    assert text[slice(*out.original_span(start, start + 3))] == "r"
+    assert step("").text == ""
+
+
+def test_unknown_language_is_a_ragkit_error() -> None:
+    with pytest.raises(RagkitError, match="train_lexical"):
+        LexicalNormalizer.load("xx")
+
+
+@pytest.mark.slow
+def test_retrain_on_shared_data_beats_mfr(tmp_path: Path) -> None:
+    if not (DATA / "train.norm").is_file():
+        pytest.skip(f"shared MultiLexNorm data not found at {DATA}")
+    pytest.importorskip("wordfreq", reason="training needs wordfreq")
+    pytest.importorskip("sklearn", reason="training needs scikit-learn")
+    report = train_lexical(DATA / "train.norm", DATA / "dev.norm", tmp_path / "m.json.gz", trees=60)
+    assert report.leave_as_is.err == 0.0
+    assert report.dev.err > report.most_frequent.err > 0.3
+    loaded = LexicalNormalizer.load(path=tmp_path / "m.json.gz")
+    assert loaded.margin == report.margin
