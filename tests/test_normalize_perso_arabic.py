@@ -43,6 +43,7 @@ def test_urdu_keeps_goal_and_do_chashmi_heh_distinct() -> None:
     assert table["ه"] == "ہ"
     assert PersoArabicScript("ur")("ہاتھ بھائی").text == "ہاتھ بھائی"
     assert PersoArabicScript("ur")("كه").text == "کہ"
+    assert PersoArabicScript("ur")("السجدة").text == "السجدة"  # quoted Arabic keeps ة
 
 
 def test_sorani_keeps_ae_and_its_own_letters() -> None:

