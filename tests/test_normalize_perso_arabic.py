@@ -113,6 +113,8 @@ def test_corrector_fixes_keyboard_errors(corrector: OrthographyCorrector) -> Non
     assert corrector.correct_word("مال") == "مال"  # a lexicon word stays
     assert corrector.correct_word("نەناسراو") == "نەناسراو"  # unknown word kept
     assert corrector.correct_word("رێبوار") == "ڕێبوار"  # Sorani word-initial trill rule
+    for odd in ("", " ", "12", "a b", "ه" * 500, "\U0001f600", "\u200c"):
+        assert isinstance(corrector.correct_word(odd), str)
 
 
 @pytest.fixture(scope="module")

@@ -42,6 +42,7 @@ from ragkit.normalize.perso_arabic import LANGUAGES, PersoArabicScript
 
 FORMAT = "ragkit-orthography/1"
 MAX_PIECE = 2  # longest observed string one intended character may turn into
+MAX_WORD = 40  # longer "words" (URLs, runs of letters) only go through the script table
 
 # How a typist without the target keyboard writes each letter: intended → {typed: probability}.
 # The remaining probability is the letter typed correctly. These drive the synthetic noise
@@ -257,7 +258,8 @@ class OrthographyCorrector:
             return cached
         typed = self._script.apply(word).text if self._script else word
         best, best_score = typed, -math.inf
-        for candidate, log_channel in self.candidates(typed).items():
+        options = self.candidates(typed) if len(typed) <= MAX_WORD else {}
+        for candidate, log_channel in options.items():
             if candidate not in self.lexicon and candidate != typed:
                 continue
             score = log_channel + self.log_prior(candidate)
