@@ -1,8 +1,9 @@
 """The interim chunker: recursive paragraph → sentence → token split under a token budget.
 
-Tokens here are regex word/punctuation tokens (``\\w+`` or one symbol), a stand-in until the
-language-specific SentencePiece tokenizers land. Every chunk carries offsets into the original
-text, so ``document.text[chunk.start:chunk.end] == chunk.text``.
+Budgets are counted by a ``counter`` (ragkit passes the document language's SentencePiece
+tokenizer, :func:`ragkit.tokenize.tokenizer_for`); without one, regex word/punctuation tokens
+(``\\w+`` or one symbol) are counted. Every chunk carries offsets into the original text, so
+``document.text[chunk.start:chunk.end] == chunk.text``.
 
 Example:
     >>> chunks = RecursiveTokenChunker(budget=8).chunk("One two three. Four five six seven.\\n\\nEight.")
@@ -13,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ragkit.documents import Block, text_blocks
@@ -33,7 +35,11 @@ class Chunk:
     chunker: str
 
 
+TokenCounter = Callable[[str], int]
+
+
 def count_tokens(text: str) -> int:
+    """Regex word/punctuation tokens: the counter used when no tokenizer is given."""
     return len(_TOKEN.findall(text))
 
 
@@ -49,12 +55,22 @@ def _sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return spans
 
 
-def _token_windows(text: str, start: int, end: int, budget: int) -> list[tuple[int, int]]:
+def _token_windows(
+    text: str, start: int, end: int, budget: int, counter: TokenCounter
+) -> list[tuple[int, int]]:
+    """Windows of ``budget`` regex tokens, halved until ``counter`` says each one fits."""
     tokens = [m.span() for m in _TOKEN.finditer(text, start, end)]
-    return [
-        (tokens[i][0], tokens[min(i + budget, len(tokens)) - 1][1])
-        for i in range(0, len(tokens), budget)
-    ]
+    pending = [tokens[i : i + budget] for i in range(0, len(tokens), budget)]
+    windows: list[tuple[int, int]] = []
+    while pending:
+        window = pending.pop(0)
+        span = (window[0][0], window[-1][1])
+        if len(window) > 1 and counter(text[span[0] : span[1]]) > budget:
+            half = len(window) // 2
+            pending[:0] = [window[:half], window[half:]]
+        else:
+            windows.append(span)
+    return windows
 
 
 class RecursiveTokenChunker:
@@ -63,12 +79,14 @@ class RecursiveTokenChunker:
 
     name = "recursive-token"
 
-    def __init__(self, budget: int = 256) -> None:
+    def __init__(self, budget: int = 256, counter: TokenCounter = count_tokens) -> None:
         if budget < 1:
             raise ValueError("budget must be at least 1 token")
         self.budget = budget
+        self.count = counter
 
     def _pieces(self, text: str, start: int, end: int) -> list[tuple[int, int, int]]:
+        count_tokens = self.count
         size = count_tokens(text[start:end])
         if size <= self.budget:
             return [(start, end, size)] if size else []
@@ -80,7 +98,8 @@ class RecursiveTokenChunker:
                 if s_size:
                     pieces.append((s_start, s_end, s_size))
                 continue
-            for w_start, w_end in _token_windows(text, s_start, s_end, self.budget):
+            windows = _token_windows(text, s_start, s_end, self.budget, count_tokens)
+            for w_start, w_end in windows:
                 pieces.append((w_start, w_end, count_tokens(text[w_start:w_end])))
         return pieces
 

@@ -170,6 +170,85 @@ def normalize_command(
     console.print(table)
 
 
+tokenizer_app = typer.Typer(help="Train and measure ragkit's SentencePiece tokenizers.")
+app.add_typer(tokenizer_app, name="tokenizer")
+
+
+@tokenizer_app.command("train")
+def tokenizer_train(
+    lang: str = typer.Option(..., "--lang", help="Language code (ar am fa ur en, or mul)."),
+    vocab_size: int | None = typer.Option(
+        None, "--vocab-size", min=100, help="Vocabulary size (default: chosen by a sweep)."
+    ),
+    corpus: list[Path] = typer.Option(
+        [], "--corpus", help="Text/JSONL files or folders instead of the packaged corpus."
+    ),
+    out: Path | None = typer.Option(None, "--out", help="Folder (default: tokenizers/)."),
+) -> None:
+    """Train a tokenizer on real text, measure it on held-out text, update the manifest."""
+    from ragkit.corpora import CorpusDocument
+    from ragkit.documents import load_paths
+    from ragkit.tokenizer_build import build_language, write_model
+
+    try:
+        documents = None
+        if corpus:
+            loaded = load_paths(corpus)
+            for skipped in loaded.skipped:
+                errors.print(f"[yellow]skipped[/] {skipped.path}: {skipped.reason}")
+            documents = [
+                CorpusDocument(d.key, d.text, f"file:{d.source}") for d in loaded.documents
+            ]
+            if not documents:
+                raise RagkitError(f"--corpus {', '.join(map(str, corpus))}: no readable text")
+        result = build_language(
+            lang, vocab_size, documents=documents, progress=lambda m: errors.print(m)
+        )
+        path = write_model(result, out)
+    except RagkitError as error:
+        _fail(error)
+    console.print(f"wrote {path} (vocab {result.vocab_size}, hash {result.vocab_hash[:16]})")
+    _print_figures(lang, [f.as_dict() for f in result.figures])
+
+
+@tokenizer_app.command("report")
+def tokenizer_report(
+    lang: list[str] = typer.Option([], "--lang", help="Languages (default: all shipped)."),
+    folder: Path | None = typer.Option(None, "--dir", help="Folder (default: tokenizers/)."),
+) -> None:
+    """Held-out fertility, characters/token and UNK rate per language, next to the peers."""
+    from ragkit.tokenize import tokenizers_dir
+
+    manifest_path = (folder or tokenizers_dir()) / "MANIFEST.json"
+    try:
+        if not manifest_path.is_file():
+            raise RagkitError(f"{manifest_path}: missing; run `ragkit tokenizer train` first")
+        models = json.loads(manifest_path.read_text())["models"]
+    except (RagkitError, ValueError, KeyError) as error:
+        _fail(error if isinstance(error, RagkitError) else RagkitError(f"{manifest_path}: {error}"))
+    for language in lang or sorted(models):
+        if language not in models:
+            _fail(RagkitError(f"{manifest_path}: no model for {language!r}"))
+        entry = models[language]
+        _print_figures(
+            f"{language} · vocab {entry['vocab_size']} · held-out "
+            f"{entry['corpus']['held_out']['words']} words",
+            entry["held_out"],
+        )
+
+
+def _print_figures(title: str, rows: list[dict]) -> None:
+    table = Table("tokenizer", "fertility", "chars/token", "UNK rate", title=title)
+    for row in rows:
+        table.add_row(
+            row["tokenizer"],
+            f"{row['fertility']:.3f}",
+            f"{row['chars_per_token']:.2f}",
+            f"{row['unk_rate']:.4%}",
+        )
+    console.print(table)
+
+
 @app.command(name="eval")
 def eval_command(
     dataset: Path = typer.Argument(

@@ -18,13 +18,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ragkit.chunking import RecursiveTokenChunker
+from ragkit.chunking import RecursiveTokenChunker, count_tokens
 from ragkit.config import Settings
 from ragkit.documents import Document, SkippedFile, iter_batches, load_paths
 from ragkit.embed import Encoder
 from ragkit.errors import RagkitError
 from ragkit.normalize import detect_language, normalize_document
 from ragkit.store import DB_NAME, PendingDocument, Store
+from ragkit.tokenize import tokenizer_for
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,7 @@ class Index:
         self.store = store
         self.settings = store.settings
         self._encoder: Encoder | None = None
-        self.chunker = RecursiveTokenChunker(self.settings.chunk_tokens)
+        self._chunkers: dict[str, RecursiveTokenChunker] = {}
 
     @classmethod
     def open(
@@ -141,7 +142,9 @@ class Index:
         report.seconds.update(chunk=0.0, normalize=0.0, embed=0.0, commit=0.0)
         for batch in iter_batches(changed, self.settings.commit_every_documents):
             clock = time.perf_counter()
-            chunked = [(doc, self.chunker.chunk(doc.text, doc.blocks)) for doc in batch]
+            chunked = [
+                (doc, self.chunker(doc.language).chunk(doc.text, doc.blocks)) for doc in batch
+            ]
             report.seconds["chunk"] += time.perf_counter() - clock
             clock = time.perf_counter()
             keys = [[self.matching_key(c.text, doc.language) for c in cs] for doc, cs in chunked]
@@ -179,6 +182,17 @@ class Index:
         report.generation = self.store.generation
         self.store.log_run(started, report.as_dict())
         return report
+
+    def chunker(self, language: str) -> RecursiveTokenChunker:
+        """The chunker for a language: budgets counted with its SentencePiece tokenizer."""
+        if language not in self._chunkers:
+            try:
+                counter = tokenizer_for(language).count
+            except RagkitError as error:  # no tokenizers/ folder: count regex tokens instead
+                log.warning("%s; chunk budgets count regex tokens", error)
+                counter = count_tokens
+            self._chunkers[language] = RecursiveTokenChunker(self.settings.chunk_tokens, counter)
+        return self._chunkers[language]
 
     def matching_key(self, text: str, language: str | None = None) -> str:
         """``text`` normalized as this index normalizes (``language`` detected when None).

@@ -102,7 +102,7 @@ def normalizer_for(
     if lexical and language == "en":
         from ragkit.normalize.lexical import LexicalNormalization
 
-        steps.append(LexicalNormalization.load("en"))
+        steps.append(LexicalNormalization(language="en"))
     steps.append(Whitespace())
     return Pipeline(steps, name=language)
 

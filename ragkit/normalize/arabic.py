@@ -12,8 +12,9 @@ option             default  effect
 ``teh_marbuta``    off      ة (U+0629) → ه: merges real pairs (e.g. feminine ending vs
                             pronoun suffix), so only on when a corpus is known to mix them
 ``diacritics``     on       harakat and tanwin U+064B–U+0652, extended marks
-                            U+0653–U+065F, honorific marks U+0610–U+061A and Quranic
-                            marks U+06D6–U+06ED removed
+                            U+0653–U+065F, honorific marks U+0610–U+061A, Quranic
+                            marks U+06D6–U+06ED and Extended-A marks U+08D3–U+08FF
+                            (open tanwin of Uthmani text) removed
 ``dagger_alef``    remove   U+0670 superscript alef: ``"remove"`` (a diacritic, as in
                             the plain spelling of most words: الرحمٰن → الرحمن) or
                             ``"alef"`` (written out: العٰلمين → العالمين)
@@ -46,6 +47,9 @@ HARAKAT = "".join(chr(c) for c in range(0x064B, 0x0653))
 EXTENDED_MARKS = "".join(chr(c) for c in range(0x0653, 0x0660))
 HONORIFIC_MARKS = "".join(chr(c) for c in range(0x0610, 0x061B))
 QURANIC_MARKS = "".join(chr(c) for c in range(0x06D6, 0x06EE))
+# Arabic Extended-A marks: Quranic annotation signs and the open tanwin (U+08F0–U+08F2) that
+# Uthmani fonts use instead of U+064B–U+064D.
+EXTENDED_A_MARKS = "".join(chr(c) for c in range(0x08D3, 0x0900))
 ARABIC_INDIC_DIGITS = "٠١٢٣٤٥٦٧٨٩"
 EASTERN_ARABIC_DIGITS = "۰۱۲۳۴۵۶۷۸۹"
 
@@ -77,7 +81,7 @@ def arabic_table(options: ArabicOptions = ArabicOptions()) -> dict[str, str]:
     if options.teh_marbuta:
         table[TEH_MARBUTA] = HEH
     if options.diacritics:
-        marks = HARAKAT + EXTENDED_MARKS + HONORIFIC_MARKS + QURANIC_MARKS
+        marks = HARAKAT + EXTENDED_MARKS + HONORIFIC_MARKS + QURANIC_MARKS + EXTENDED_A_MARKS
         table.update(dict.fromkeys(marks, ""))
         table[DAGGER_ALEF] = "" if options.dagger_alef == "remove" else ALEF
     if options.digits:
