@@ -255,26 +255,41 @@ def eval_command(
         ..., help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv."
     ),
     model: str | None = typer.Option(None, "--model", help="Embedding model."),
-    json_out: Path | None = typer.Option(None, "--json", help="Write the report as JSON here."),
+    mode: list[str] = typer.Option(
+        ["dense"], "--mode", help="dense | sparse | hybrid | all (repeatable)."
+    ),
+    keep_index: Path | None = typer.Option(
+        None, "--keep-index", help="Build (or reuse) the index in this folder."
+    ),
+    json_out: Path | None = typer.Option(None, "--json", help="Write the reports as JSON here."),
 ) -> None:
-    """Evaluate dense retrieval on a BEIR-layout dataset: nDCG@10, Recall@100, MRR@10."""
+    """Evaluate retrieval on a BEIR-layout dataset: nDCG@10, Recall@100, MRR@10 per mode."""
     from ragkit.config import DEFAULT_MODEL
     from ragkit.evaluate import evaluate
+    from ragkit.retrieve import SEARCH_MODES
 
+    modes = list(SEARCH_MODES[::-1]) if "all" in mode else list(dict.fromkeys(mode))
     try:
-        report = evaluate(dataset, model or DEFAULT_MODEL)
+        unknown = [m for m in modes if m not in SEARCH_MODES]
+        if unknown:
+            raise RagkitError(f"--mode {unknown[0]!r}: use dense, sparse, hybrid or all")
+        reports = evaluate(dataset, model or DEFAULT_MODEL, keep_index, modes)  # type: ignore[arg-type]
     except RagkitError as error:
         _fail(error)
-    table = Table("dataset", "model", "queries", "nDCG@10", "Recall@100", "MRR@10")
-    table.add_row(
-        report.dataset,
-        report.model,
-        str(report.queries),
-        f"{report.ndcg_at_10:.3f}",
-        f"{report.recall_at_100:.3f}",
-        f"{report.mrr_at_10:.3f}",
-    )
+    table = Table("dataset", "model", "mode", "queries", "nDCG@10", "Recall@100", "MRR@10")
+    for report in reports:
+        table.add_row(
+            report.dataset,
+            report.model,
+            report.mode,
+            str(report.queries),
+            f"{report.ndcg_at_10:.3f}",
+            f"{report.recall_at_100:.3f}",
+            f"{report.mrr_at_10:.3f}",
+        )
     console.print(table)
-    console.print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items()))
+    seconds = {**reports[0].seconds, **{f"search_{r.mode}": r.seconds["search"] for r in reports}}
+    seconds.pop("search", None)
+    console.print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in seconds.items()))
     if json_out:
-        json_out.write_text(json.dumps(report.as_dict(), indent=2))
+        json_out.write_text(json.dumps([r.as_dict() for r in reports], indent=2))

@@ -39,6 +39,13 @@ class Settings(BaseModel):
     hnsw_threshold: int = Field(default=50_000, ge=1)
     hnsw_m: int = Field(default=32, ge=4)
     hnsw_ef_search: int = Field(default=128, ge=1)
+    ivf_threshold: int = Field(default=2_000_000, ge=1)
+    ivf_nprobe: int = Field(default=32, ge=1)
+    ivf_pq_m: int = Field(default=48, ge=1)
+    rescore_factor: int = Field(default=10, ge=1)
+    rrf_k: int = Field(default=60, ge=1)
+    fusion_depth: int = Field(default=100, ge=1)  # candidates taken from each list
+    dense_weight: float = Field(default=0.5, ge=0.0, le=1.0)  # weighted fusion only
     # Where normalization applies (see ragkit.normalize): matching keys only, or embeddings too.
     normalization: Literal["post-inference", "pre-index", "off"] = "post-inference"
     geez_mode: Literal["homophones", "homophones+labialized"] = "homophones"

@@ -15,6 +15,7 @@ import json
 import math
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 from ragkit.config import DEFAULT_MODEL
 from ragkit.errors import RagkitError
 from ragkit.index import Index
+from ragkit.retrieve import SearchMode
 
 
 @dataclass
@@ -30,6 +32,7 @@ class EvalReport:
 
     dataset: str
     model: str
+    mode: str
     queries: int
     ndcg_at_10: float
     recall_at_100: float
@@ -74,42 +77,56 @@ def mrr_at_k(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
     return next((1.0 / (i + 1) for i, d in enumerate(ranked[:k]) if d in relevant), 0.0)
 
 
-def rank_documents(index: Index, query: str, depth: int = 100) -> list[str]:
+def rank_documents(
+    index: Index, query: str, depth: int = 100, mode: SearchMode = "dense"
+) -> list[str]:
     """Document ids best first; a document scores as its best chunk."""
     ranked: list[str] = []
-    for hit in index.search(query, k=depth * 3):
+    for hit in index.search(query, k=depth * 3, mode=mode):
         if hit.document_id not in ranked:
             ranked.append(hit.document_id)
     return ranked[:depth]
 
 
 def evaluate(
-    dataset: Path, model: str = DEFAULT_MODEL, index_dir: Path | None = None
-) -> EvalReport:
-    """Evaluate dense retrieval with ``model`` on the BEIR folder ``dataset``."""
+    dataset: Path,
+    model: str = DEFAULT_MODEL,
+    index_dir: Path | None = None,
+    modes: Sequence[SearchMode] = ("dense",),
+) -> list[EvalReport]:
+    """Evaluate retrieval with ``model`` on the BEIR folder ``dataset``, one report per mode.
+
+    All modes search the same index, built once (``index_dir`` keeps it for a later run, which
+    then re-embeds nothing).
+    """
     corpus = dataset / "corpus.jsonl"
     if not corpus.exists():
         raise RagkitError(f"{corpus}: missing; a BEIR folder needs corpus.jsonl")
     qrels = load_qrels(dataset / "qrels" / "test.tsv")
     queries = load_queries(dataset / "queries.jsonl")
     judged = [q for q in queries if q in qrels]
-    seconds: dict[str, float] = {}
+    count = max(len(judged), 1)
+    reports: list[EvalReport] = []
     with tempfile.TemporaryDirectory(prefix="ragkit-eval-") as scratch:
         folder = index_dir or Path(scratch) / "index"
         index = Index.open(folder, create=True, model=model)
         ingest = index.ingest([corpus])
-        seconds.update({f"ingest_{k}": v for k, v in ingest.seconds.items()})
-        clock = time.perf_counter()
-        runs = {q: rank_documents(index, queries[q]) for q in judged}
-        seconds["search"] = time.perf_counter() - clock
+        ingest_seconds = {f"ingest_{k}": v for k, v in ingest.seconds.items()}
+        for mode in modes:
+            clock = time.perf_counter()
+            runs = {q: rank_documents(index, queries[q], mode=mode) for q in judged}
+            seconds = {**ingest_seconds, "search": time.perf_counter() - clock}
+            reports.append(
+                EvalReport(
+                    dataset=dataset.name,
+                    model=model,
+                    mode=mode,
+                    queries=len(judged),
+                    ndcg_at_10=sum(ndcg_at_k(runs[q], qrels[q]) for q in judged) / count,
+                    recall_at_100=sum(recall_at_k(runs[q], qrels[q]) for q in judged) / count,
+                    mrr_at_10=sum(mrr_at_k(runs[q], qrels[q]) for q in judged) / count,
+                    seconds=seconds,
+                )
+            )
         index.close()
-    count = max(len(judged), 1)
-    return EvalReport(
-        dataset=dataset.name,
-        model=model,
-        queries=len(judged),
-        ndcg_at_10=sum(ndcg_at_k(runs[q], qrels[q]) for q in judged) / count,
-        recall_at_100=sum(recall_at_k(runs[q], qrels[q]) for q in judged) / count,
-        mrr_at_10=sum(mrr_at_k(runs[q], qrels[q]) for q in judged) / count,
-        seconds=seconds,
-    )
+    return reports

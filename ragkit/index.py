@@ -10,7 +10,9 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -24,10 +26,22 @@ from ragkit.documents import Document, SkippedFile, iter_batches, load_paths
 from ragkit.embed import Encoder
 from ragkit.errors import RagkitError
 from ragkit.normalize import detect_language, normalize_document
+from ragkit.retrieve import SEARCH_MODES, FusionMethod, SearchMode, fuse
 from ragkit.store import DB_NAME, PendingDocument, Store
-from ragkit.tokenize import tokenizer_for
+from ragkit.tokenize import Tokenizer, tokenizer_for
 
 log = logging.getLogger(__name__)
+_WORD = re.compile(r"\w+")
+
+
+@functools.cache
+def _tokenizer(language: str) -> Tokenizer | None:
+    """The language's tokenizer, or None (logged once) when no models are installed."""
+    try:
+        return tokenizer_for(language)
+    except RagkitError as error:
+        log.warning("%s; counting and matching regex word tokens instead", error)
+        return None
 
 
 @dataclass(frozen=True)
@@ -148,6 +162,10 @@ class Index:
             report.seconds["chunk"] += time.perf_counter() - clock
             clock = time.perf_counter()
             keys = [[self.matching_key(c.text, doc.language) for c in cs] for doc, cs in chunked]
+            terms = [
+                [" ".join(self.terms(key, doc.language)) for key in doc_keys]
+                for (doc, _), doc_keys in zip(chunked, keys, strict=True)
+            ]
             report.seconds["normalize"] += time.perf_counter() - clock
             clock = time.perf_counter()
             pre_index = self.settings.normalization == "pre-index"
@@ -166,9 +184,9 @@ class Index:
             report.seconds["embed"] += time.perf_counter() - clock
             clock = time.perf_counter()
             pending, position = [], 0
-            for (doc, chunks), chunk_keys in zip(chunked, keys, strict=True):
+            for (doc, chunks), chunk_keys, chunk_terms in zip(chunked, keys, terms, strict=True):
                 doc_vectors = vectors[position : position + len(chunks)]
-                pending.append(PendingDocument(doc, chunks, doc_vectors, chunk_keys))
+                pending.append(PendingDocument(doc, chunks, doc_vectors, chunk_keys, chunk_terms))
                 position += len(chunks)
             self.store.commit(pending)
             report.seconds["commit"] += time.perf_counter() - clock
@@ -178,6 +196,9 @@ class Index:
                 progress("documents", report.documents_added, len(changed))
         if stale:
             self.store.commit([], remove_keys=stale)
+        clock = time.perf_counter()
+        self.store.ensure_sparse()  # once per ingest: a full rebuild after this run's commits
+        report.seconds["sparse"] = time.perf_counter() - clock
         report.chunks_added = total_chunks
         report.generation = self.store.generation
         self.store.log_run(started, report.as_dict())
@@ -186,13 +207,18 @@ class Index:
     def chunker(self, language: str) -> RecursiveTokenChunker:
         """The chunker for a language: budgets counted with its SentencePiece tokenizer."""
         if language not in self._chunkers:
-            try:
-                counter = tokenizer_for(language).count
-            except RagkitError as error:  # no tokenizers/ folder: count regex tokens instead
-                log.warning("%s; chunk budgets count regex tokens", error)
-                counter = count_tokens
+            tokenizer = _tokenizer(language)
+            counter = tokenizer.count if tokenizer else count_tokens
             self._chunkers[language] = RecursiveTokenChunker(self.settings.chunk_tokens, counter)
         return self._chunkers[language]
+
+    @staticmethod
+    def terms(key: str, language: str) -> list[str]:
+        """Sparse terms of a matching key: its language's SentencePiece pieces."""
+        tokenizer = _tokenizer(language)
+        if tokenizer is None:
+            return [token.lower() for token in _WORD.findall(key)]
+        return tokenizer.terms(key, prepared=True)
 
     def matching_key(self, text: str, language: str | None = None) -> str:
         """``text`` normalized as this index normalizes (``language`` detected when None).
@@ -225,12 +251,38 @@ class Index:
             and any(key == p or key.startswith(p.rstrip("/") + "/") for p in prefixes)
         ]
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
-        """The ``k`` chunks most similar to ``query`` (dense retrieval), best first."""
-        if self.settings.normalization == "pre-index":
-            query = self.matching_key(query)
-        vector = self.encoder.encode_queries([query])[0]
-        scored = self.store.search_vectors(vector, k)
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        mode: SearchMode = "hybrid",
+        filters: dict[str, Any] | None = None,
+        fusion: FusionMethod = "rrf",
+    ) -> list[Hit]:
+        """The ``k`` best chunks for ``query``, best first.
+
+        ``mode``: ``hybrid`` (dense + BM25, fused), ``dense`` or ``sparse``. ``filters`` keep
+        chunks whose document matches every entry (``language``, ``source`` glob, or any
+        metadata key) and apply before fusion. ``fusion``: ``rrf`` or ``weighted``.
+        """
+        if mode not in SEARCH_MODES:
+            raise RagkitError(f"search mode {mode!r}: use one of {', '.join(SEARCH_MODES)}")
+        allowed = self.store.filtered_chunk_ids(filters) if filters else None
+        depth = max(k, self.settings.fusion_depth)
+        rankings = []
+        language = detect_language(query)
+        key = self.matching_key(query, language)
+        if mode in ("hybrid", "dense"):
+            text = key if self.settings.normalization == "pre-index" else query
+            vector = self.encoder.encode_queries([text])[0]
+            rankings.append(self.store.search_vectors(vector, depth, allowed))
+        if mode in ("hybrid", "sparse"):
+            rankings.append(self.store.search_terms(self.terms(key, language), depth, allowed))
+        if len(rankings) == 1:
+            scored = rankings[0][:k]
+        else:
+            weights = (self.settings.dense_weight, 1.0 - self.settings.dense_weight)
+            scored = fuse(rankings, fusion, self.settings.rrf_k, weights)[:k]
         rows = self.store.chunks_by_id(i for i, _ in scored)
         return [
             Hit(

@@ -1,15 +1,20 @@
-"""The index folder: SQLite metadata + a FAISS vector index, committed by generation.
+"""The index folder: SQLite metadata + FAISS vectors + BM25 terms, committed by generation.
 
 Layout of an index folder::
 
-    ragkit.sqlite        documents, chunks (offsets, text, vector), settings, run log
-    vectors-<G>.faiss    the FAISS index of generation G
+    ragkit.sqlite        documents, chunks (offsets, text, matching key, terms, vector),
+                         settings, run log
+    vectors-<G>.faiss    the FAISS index of generation G (:mod:`ragkit.dense`)
+    bm25-<G>/            the BM25 index of generation G (:mod:`ragkit.sparse`)
     MANIFEST.json        generation, counts and file checksums (rewritten after each commit)
 
 Commit protocol: the new FAISS file ``vectors-<G+1>.faiss`` is written first; then one SQLite
 transaction stores the rows and sets ``generation = G+1``. That transaction is the commit
 point: a crash before it leaves generation G intact (the orphan FAISS file is removed on the next
-open), a crash after it leaves a complete generation G+1.
+open), a crash after it leaves a complete generation G+1. BM25 is derived from the terms in
+SQLite: ``bm25-<G>`` is built after the commit (once per ingest, not per batch, since it is a
+full rebuild) and is only ever read for generation G; when it is missing — a crash, or an ingest
+still running — the first sparse search rebuilds it.
 
 Example:
     >>> import tempfile, numpy as np
@@ -23,18 +28,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import faiss
 import numpy as np
 
+from ragkit import dense
 from ragkit.chunking import Chunk
 from ragkit.config import Settings
 from ragkit.documents import Document
 from ragkit.errors import RagkitError
+from ragkit.sparse import SparseIndex
 
 DB_NAME = "ragkit.sqlite"
 MANIFEST_NAME = "MANIFEST.json"
@@ -63,6 +72,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     chunker TEXT NOT NULL,
     text TEXT NOT NULL,
     match_text TEXT NOT NULL DEFAULT '',
+    terms TEXT NOT NULL DEFAULT '',
     vector BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id);
@@ -98,6 +108,7 @@ class PendingDocument:
     chunks: list[Chunk]
     vectors: np.ndarray
     match_texts: list[str]  # each chunk's normalized matching key (ragkit.normalize)
+    terms: list[str]  # each chunk's sparse terms: space-joined SentencePiece pieces
 
 
 def _sha256(path: Path) -> str:
@@ -118,6 +129,8 @@ class Store:
         self.dimension = int(self._state("dimension"))
         self.generation = int(self._state("generation"))
         self.vectors = self._load_vectors()
+        self._sparse: SparseIndex | None = None
+        self._sparse_generation = -1
 
     # -- opening -----------------------------------------------------------------------------
     @staticmethod
@@ -138,7 +151,7 @@ class Store:
         folder.mkdir(parents=True, exist_ok=True)
         connection = cls._connect(folder)
         connection.executescript(_SCHEMA)
-        empty = faiss.IndexIDMap2(faiss.IndexFlatIP(dimension))
+        empty = dense.empty_index(dimension)
         faiss.write_index(empty, str(folder / "vectors-0.faiss"))
         with connection:
             connection.execute("BEGIN")
@@ -164,8 +177,11 @@ class Store:
             )
         connection = cls._connect(folder)
         columns = {row[1] for row in connection.execute("PRAGMA table_info(chunks)")}
-        if "match_text" not in columns:  # an index made before matching keys were stored
-            connection.execute("ALTER TABLE chunks ADD COLUMN match_text TEXT NOT NULL DEFAULT ''")
+        for column in ("match_text", "terms"):  # indexes made before these were stored
+            if column not in columns:
+                connection.execute(
+                    f"ALTER TABLE chunks ADD COLUMN {column} TEXT NOT NULL DEFAULT ''"
+                )
         return cls(folder, connection)
 
     def _state(self, key: str) -> str:
@@ -183,12 +199,41 @@ class Store:
             raise RagkitError(f"{path}: missing for committed generation {self.generation}")
         return faiss.read_index(str(path))
 
+    def _sparse_path(self, generation: int) -> Path:
+        return self.folder / f"bm25-{generation}"
+
     def remove_stale_files(self) -> None:
-        """Delete FAISS files of other generations (orphans of crashed or superseded commits)."""
-        keep = self._vector_path(self.generation).name
-        for path in self.folder.glob("vectors-*.faiss*"):
-            if path.name != keep:
+        """Delete FAISS files and BM25 folders of other generations (crash or superseded)."""
+        keep = {self._vector_path(self.generation).name, self._sparse_path(self.generation).name}
+        for path in [*self.folder.glob("vectors-*.faiss*"), *self.folder.glob("bm25-*")]:
+            if path.name in keep:
+                continue
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
                 path.unlink(missing_ok=True)
+
+    def ensure_sparse(self) -> SparseIndex:
+        """The BM25 index of the committed generation, rebuilt from SQLite when missing."""
+        if self._sparse is None or self._sparse_generation != self.generation:
+            path = self._sparse_path(self.generation)
+            self._sparse = SparseIndex.load(path) if path.is_dir() else self.build_sparse()
+            self._sparse_generation = self.generation
+        return self._sparse
+
+    def build_sparse(self) -> SparseIndex:
+        """Rebuild BM25 from the terms stored in SQLite and save it for this generation."""
+        rows = self.db.execute("SELECT id, terms FROM chunks ORDER BY id")
+        index = SparseIndex.build((int(i), terms) for i, terms in rows)
+        target = self._sparse_path(self.generation)
+        scratch = self.folder / f".{target.name}.{os.getpid()}.tmp"
+        shutil.rmtree(scratch, ignore_errors=True)
+        index.save(scratch)
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(scratch, target)
+        self._sparse, self._sparse_generation = index, self.generation
+        self._write_manifest()
+        return index
 
     # -- reading -----------------------------------------------------------------------------
     def document_hashes(self) -> dict[str, str]:
@@ -202,12 +247,46 @@ class Store:
         chunks = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         return {"documents": documents, "chunks": chunks, "vectors": int(self.vectors.ntotal)}
 
-    def search_vectors(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """Chunk ids and inner-product scores of the ``k`` nearest vectors."""
-        if self.vectors.ntotal == 0:
-            return []
-        scores, ids = self.vectors.search(query.reshape(1, -1).astype(np.float32), k)
-        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+    def search_vectors(
+        self, query: np.ndarray, k: int, allowed: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """Chunk ids and inner-product scores of the ``k`` nearest vectors (among ``allowed``)."""
+        return dense.search(self.vectors, query, k, self.settings, allowed, self.vectors_by_id)
+
+    def search_terms(
+        self, terms: list[str], k: int, allowed: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """Chunk ids and BM25 scores of the ``k`` best matches of ``terms``."""
+        return self.ensure_sparse().search(terms, k, allowed)
+
+    def vectors_by_id(self, ids: list[int]) -> dict[int, np.ndarray]:
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(f"SELECT id, vector FROM chunks WHERE id IN ({marks})", ids)
+        return {int(i): np.frombuffer(blob, dtype=np.float32) for i, blob in rows}
+
+    def filtered_chunk_ids(self, filters: dict[str, Any]) -> np.ndarray:
+        """Ids of chunks whose document matches every filter.
+
+        ``language`` and ``source`` (a glob, e.g. ``"docs/*.md"``) are columns; any other key
+        is looked up in the document's metadata.
+        """
+        clauses: list[str] = []
+        values: list[Any] = []
+        for key, value in filters.items():
+            if key == "language":
+                clauses.append("d.language = ?")
+            elif key == "source":
+                clauses.append("d.source GLOB ?")
+            else:
+                clauses.append("json_extract(d.metadata, ?) = ?")
+                values.append(f'$."{key}"')
+            values.append(value)
+        where = " AND ".join(clauses) or "1"
+        rows = self.db.execute(
+            f"SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {where}",
+            values,
+        )
+        return np.fromiter((r[0] for r in rows), dtype=np.int64)
 
     def chunks_by_id(self, ids: Iterable[int]) -> dict[int, StoredChunk]:
         wanted = list(ids)
@@ -224,19 +303,9 @@ class Store:
 
     # -- writing -----------------------------------------------------------------------------
     def _rebuilt_index(self) -> faiss.Index:
-        """A FAISS index rebuilt from the vectors stored in SQLite (Flat, or HNSW when large)."""
+        """A FAISS index rebuilt from the vectors stored in SQLite (kind chosen by size)."""
         total = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-        if total >= self.settings.hnsw_threshold:
-            inner = faiss.IndexHNSWFlat(
-                self.dimension, self.settings.hnsw_m, faiss.METRIC_INNER_PRODUCT
-            )
-            inner.hnsw.efSearch = self.settings.hnsw_ef_search
-        else:
-            inner = faiss.IndexFlatIP(self.dimension)
-        index = faiss.IndexIDMap2(inner)
-        for ids, vectors in self._stored_vectors():
-            index.add_with_ids(vectors, ids)
-        return index
+        return dense.build_index(self.dimension, total, self.settings, self._stored_vectors)
 
     def _stored_vectors(self, batch: int = 20_000):
         cursor = self.db.execute("SELECT id, vector FROM chunks ORDER BY id")
@@ -254,9 +323,9 @@ class Store:
         try:
             removed_ids = self._delete_documents(removing)
             new_ids, new_vectors = self._insert(pending)
-            hnsw = not isinstance(faiss.downcast_index(self.vectors.index), faiss.IndexFlat)
             total = self.vectors.ntotal - len(removed_ids) + len(new_ids)
-            if hnsw or total >= self.settings.hnsw_threshold:
+            flat = dense.kind_of(self.vectors) == "flat"
+            if not flat or dense.dense_kind(total, self.settings) != "flat":
                 index = self._rebuilt_index()
             else:
                 index = faiss.clone_index(self.vectors)
@@ -312,11 +381,11 @@ class Store:
                     doc.text,
                 ),
             ).lastrowid
-            rows = zip(item.chunks, item.vectors, item.match_texts, strict=True)
-            for chunk, vector, match_text in rows:
+            rows = zip(item.chunks, item.vectors, item.match_texts, item.terms, strict=True)
+            for chunk, vector, match_text, terms in rows:
                 chunk_id = self.db.execute(
                     "INSERT INTO chunks(document_id, start, end, token_count, chunker, text, "
-                    "match_text, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "match_text, terms, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         document_id,
                         chunk.start,
@@ -325,6 +394,7 @@ class Store:
                         chunk.chunker,
                         chunk.text,
                         match_text,
+                        terms,
                         np.asarray(vector, dtype=np.float32).tobytes(),
                     ),
                 ).lastrowid
@@ -353,6 +423,11 @@ class Store:
             "counts": self.counts(),
             "files": {vectors.name: _sha256(vectors)},
         }
+        sparse = self._sparse_path(self.generation)
+        if sparse.is_dir():
+            manifest["files"].update(
+                {f"{sparse.name}/{p.name}": _sha256(p) for p in sorted(sparse.iterdir())}
+            )
         temporary = self.folder / (MANIFEST_NAME + ".tmp")
         temporary.write_text(json.dumps(manifest, indent=2))
         os.replace(temporary, self.folder / MANIFEST_NAME)

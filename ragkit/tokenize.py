@@ -81,9 +81,13 @@ class Tokenizer:
         """
         return len(self.processor.encode(self.prepare(text))) if text.strip() else 0
 
-    def terms(self, text: str) -> list[str]:
-        """Sparse-retrieval terms: the pieces, without the bare word-boundary marker."""
-        return [piece for piece in self.encode(text) if piece != "▁"]
+    def terms(self, text: str, prepared: bool = False) -> list[str]:
+        """Sparse-retrieval terms: the pieces, without the bare word-boundary marker.
+
+        ``prepared=True`` skips normalization (``text`` is already a matching key).
+        """
+        pieces = self.processor.encode(text if prepared else self.prepare(text), out_type=str)
+        return [piece for piece in pieces if piece != "▁"]
 
     @property
     def vocab_size(self) -> int:

@@ -1,0 +1,88 @@
+"""The sparse index: BM25 (bm25s) over SentencePiece terms of each chunk's normalized text.
+
+SQLite holds every chunk's terms (``chunks.terms``, space-joined pieces); the BM25 matrix is a
+derived structure rebuilt from them and saved as ``bm25-<G>/`` next to the FAISS file of the
+same generation ``G``. Scores come from bm25s (Lucene BM25, k1 = 1.5, b = 0.75).
+
+Example:
+    >>> index = SparseIndex.build([(7, "▁boil ing ▁water"), (9, "▁cold ▁water")])
+    >>> [chunk for chunk, _ in index.search(["▁boil", "ing"], k=2)]
+    [7]
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+
+import bm25s
+import numpy as np
+
+from ragkit.errors import RagkitError
+
+log = logging.getLogger(__name__)
+_IDS_FILE = "chunk_ids.npy"
+
+
+class SparseIndex:
+    """BM25 over chunk terms; positions in the bm25s matrix map to chunk ids."""
+
+    def __init__(self, retriever: bm25s.BM25 | None, chunk_ids: np.ndarray) -> None:
+        self.retriever = retriever
+        self.chunk_ids = chunk_ids.astype(np.int64)
+
+    def __len__(self) -> int:
+        return len(self.chunk_ids)
+
+    @classmethod
+    def build(cls, rows: Iterable[tuple[int, str]]) -> SparseIndex:
+        """Index ``(chunk id, space-joined terms)`` rows."""
+        ids: list[int] = []
+        corpus: list[list[str]] = []
+        for chunk_id, terms in rows:
+            ids.append(chunk_id)
+            corpus.append(terms.split())
+        if not ids:
+            return cls(None, np.zeros(0, dtype=np.int64))
+        retriever = bm25s.BM25()
+        retriever.index(corpus, show_progress=False)
+        return cls(retriever, np.asarray(ids, dtype=np.int64))
+
+    def save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        np.save(folder / _IDS_FILE, self.chunk_ids, allow_pickle=False)
+        if self.retriever is not None:
+            self.retriever.save(str(folder), show_progress=False)
+
+    @classmethod
+    def load(cls, folder: Path) -> SparseIndex:
+        """Load a saved index (memory-mapped); a damaged folder is a :class:`RagkitError`."""
+        try:
+            ids = np.load(folder / _IDS_FILE, allow_pickle=False)
+            if not len(ids):
+                return cls(None, ids)
+            retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
+        except (OSError, ValueError) as error:
+            raise RagkitError(
+                f"{folder}: BM25 index unreadable ({error}); `ragkit doctor --repair` rebuilds it"
+            ) from error
+        return cls(retriever, ids)
+
+    def search(
+        self, terms: list[str], k: int, allowed: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """Best ``k`` (chunk id, BM25 score) pairs with a positive score.
+
+        ``allowed``: chunk ids a metadata filter kept (others are never returned).
+        """
+        if self.retriever is None or not terms:
+            return []
+        scores = self.retriever.get_scores(terms)
+        if allowed is not None:
+            scores = np.where(np.isin(self.chunk_ids, allowed), scores, 0.0)
+        candidates = np.flatnonzero(scores > 0)
+        if len(candidates) > k:
+            candidates = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
+        order = candidates[np.argsort(-scores[candidates], kind="stable")]
+        return [(int(self.chunk_ids[i]), float(scores[i])) for i in order]
