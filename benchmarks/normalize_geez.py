@@ -1,9 +1,10 @@
 """Benchmark: how ragkit's Amharic Ge'ez tables collapse real spelling variants.
 
 Word list: the Amharic dictionary (word DAWG) shipped in Debian's ``tesseract-ocr-amh``. The
-script downloads the package with ``apt-get download``, unpacks it with ``dpkg-deb -x``, splits
-``amh.traineddata`` with ``combine_tessdata -u`` and dumps the words with ``dawg2wordlist``
-(both tools come with Debian's ``tesseract-ocr`` package: ``apt-get install tesseract-ocr``).
+script downloads the package with ``apt-get download``, unpacks it with ``dpkg-deb -x`` and reads
+the words with :func:`ragkit.corpora.formats.tesseract_words` (``combine_tessdata -u`` then
+``dawg2wordlist``, both from Debian's ``tesseract-ocr``: ``apt-get install tesseract-ocr``), the
+same extraction the Amharic tokenizer corpus uses.
 Everything is cached under ``~/.cache/ragkit/bench/geez``.
 
 Word forms are grouped by a *reference* key written independently of ragkit's tables: each
@@ -38,6 +39,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from ragkit.corpora.formats import tesseract_words
 from ragkit.errors import RagkitError
 from ragkit.normalize.geez import GEEZ_TABLE_VERSION, geez_table, homophone_key, syllable
 
@@ -57,7 +59,7 @@ def wordlist(cache: Path) -> tuple[Path, dict[str, str]]:
     cache.mkdir(parents=True, exist_ok=True)
     words = cache / "amh-words.txt"
     if not words.exists():
-        for tool in ("apt-get", "dpkg-deb", "combine_tessdata", "dawg2wordlist"):
+        for tool in ("apt-get", "dpkg-deb"):
             if shutil.which(tool) is None:
                 raise RagkitError(
                     f"{tool} not found; on Debian run `apt-get install tesseract-ocr`"
@@ -67,19 +69,13 @@ def wordlist(cache: Path) -> tuple[Path, dict[str, str]]:
         deb = max(cache.glob(f"{PACKAGE}_*.deb"))
         _run(["dpkg-deb", "-x", str(deb), "unpacked"], cache)
         traineddata = next((cache / "unpacked").rglob("amh.traineddata"))
-        _run(["combine_tessdata", "-u", str(traineddata), "parts/amh."], cache, mkdir="parts")
-        _run(
-            ["dawg2wordlist", "parts/amh.lstm-unicharset", "parts/amh.lstm-word-dawg", words.name],
-            cache,
-        )
+        words.write_text("\n".join(tesseract_words(traineddata)) + "\n", encoding="utf-8")
     deb = max(cache.glob(f"{PACKAGE}_*.deb"))
     provenance = {"package": deb.name, "deb_sha256": _sha256(deb), "words_sha256": _sha256(words)}
     return words, provenance
 
 
-def _run(command: list[str], cwd: Path, mkdir: str | None = None) -> None:
-    if mkdir:
-        (cwd / mkdir).mkdir(exist_ok=True)
+def _run(command: list[str], cwd: Path) -> None:
     subprocess.run(command, cwd=cwd, check=True, capture_output=True)
 
 
