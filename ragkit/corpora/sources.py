@@ -171,5 +171,6 @@ def load_corpus(
         ):
             for doc in docs:
                 handle.write(json.dumps(asdict(doc), ensure_ascii=False) + "\n")
+        Path(raw.name).chmod(0o644)  # NamedTemporaryFile makes it private
         Path(raw.name).replace(built)
     return cap_documents(docs, max_chars) if max_chars is not None else docs
