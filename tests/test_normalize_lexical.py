@@ -28,6 +28,7 @@ from ragkit.normalize.lexical.candidates import (
     elongation_variants,
     token_shape,
 )
+from ragkit.normalize.lexical.ranker import FEATURE_NAMES, Tree, TreeEnsemble
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "lexnorm" / "en"
 
@@ -164,3 +165,21 @@ def test_retrain_on_shared_data_beats_mfr(tmp_path: Path) -> None:
     assert report.dev.err > report.most_frequent.err > 0.3
     loaded = LexicalNormalizer.load(path=tmp_path / "m.json.gz")
     assert loaded.margin == report.margin
+
+
+def test_step_merge_points_over_both_tokens() -> None:
+    resources = Resources.build([("my", "my")], {"screenshot": 4.0, "my": 7.0, "here": 6.0})
+    merge = FEATURE_NAMES.index("from_merge")
+    prefers_merges = TreeEnsemble(
+        0.0,
+        1.0,
+        FEATURE_NAMES,
+        [Tree([merge, -1, -1], [0.5, 0.0, 0.0], [1, -1, -1], [2, -1, -1], [0.0, -1.0, 1.0])],
+    )
+    normalizer = LexicalNormalizer(resources, prefers_merges)
+    assert normalizer.normalize_tokens(["my", "screen", "shot"]) == ["my", "screenshot", ""]
+    text = "my screen  shot here"
+    out = LexicalNormalization(normalizer)(text)
+    assert out.text == "my screenshot here"
+    assert out.original_span(3, 13) == (3, 15)
+    assert out.original_span(14, 18) == (16, 20)

@@ -54,6 +54,22 @@ def token_shape(token: str) -> int:
     return SHAPE_WORD
 
 
+_PRIVATE = (SHAPE_MENTION, SHAPE_HASHTAG, SHAPE_URL)
+_PLACEHOLDERS = {SHAPE_MENTION: "<user>", SHAPE_HASHTAG: "<hashtag>", SHAPE_URL: "<url>"}
+
+
+def context_word(token: str) -> str:
+    """``token`` as bigram context: user names, hashtags and URLs become placeholders.
+
+    Keeps user names and links out of the saved model and lets contexts generalize.
+
+    Example:
+        >>> [context_word(t) for t in ["@bob", "#tbt", "www.x.org", "you"]]
+        ['<user>', '<hashtag>', '<url>', 'you']
+    """
+    return _PLACEHOLDERS.get(token_shape(token), token)
+
+
 def max_run(token: str) -> int:
     """Length of the longest run of one repeated character.
 
@@ -174,6 +190,7 @@ class Resources:
     """What candidate generation and features read: lexicon, word frequencies, bigram counts.
 
     ``lexicon[raw][norm]`` counts how often ``raw`` was normalized to ``norm`` in training data;
+    user names, hashtags and URLs are left out (they are never normalized);
     ``vocabulary`` maps words to Zipf frequency (log10 per billion words); ``bigrams`` counts
     ``"left right"`` pairs of normalized training words.
     """
@@ -194,10 +211,11 @@ class Resources:
         """Count ``(raw, norm)`` pairs and normalized-side bigrams of ``sentences``."""
         lexicon: dict[str, Counter[str]] = defaultdict(Counter)
         for raw, norm in pairs:
-            lexicon[raw][norm] += 1
+            if token_shape(raw) not in _PRIVATE:
+                lexicon[raw][norm] += 1
         bigrams: Counter[str] = Counter()
         for words in sentences:
-            flat = ["<s>", *" ".join(words).split(), "</s>"]
+            flat = ["<s>", *(context_word(w) for w in " ".join(words).split()), "</s>"]
             bigrams.update(f"{a} {b}" for a, b in itertools.pairwise(flat))
         return cls(
             {raw: dict(counts) for raw, counts in lexicon.items()}, dict(vocabulary), dict(bigrams)
@@ -223,8 +241,8 @@ class Resources:
         return min((self.vocabulary.get(word, 0.0) for word in text.split()), default=0.0)
 
     def bigram(self, left: str, right: str) -> int:
-        """Training count of the word pair ``left right``."""
-        return self.bigrams.get(f"{left} {right}", 0)
+        """Training count of the word pair ``left right`` (see :func:`context_word`)."""
+        return self.bigrams.get(f"{context_word(left)} {context_word(right)}", 0)
 
 
 def count_targets(lexicon: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
@@ -281,7 +299,7 @@ class CandidateGenerator:
         resources = self.resources
         found: dict[str, dict[str, object]] = {raw: {"identity": True}}
         shape = token_shape(raw)
-        if shape in (SHAPE_MENTION, SHAPE_HASHTAG, SHAPE_URL):
+        if shape in _PRIVATE:
             return [Candidate(raw, identity=True)]
 
         def add(text: str, **flags: object) -> None:

@@ -36,7 +36,7 @@ import numpy as np
 from ragkit.errors import RagkitError
 from ragkit.normalize.base import Normalized, Step
 from ragkit.normalize.lexical.candidates import Candidate, CandidateGenerator, Resources
-from ragkit.normalize.lexical.ranker import FEATURE_NAMES, Tree, TreeEnsemble, candidate_features
+from ragkit.normalize.lexical.ranker import FEATURE_NAMES, Tree, TreeEnsemble, candidate_rows
 
 MODEL_FORMAT = "ragkit-lexnorm"
 MODEL_VERSION = 1
@@ -62,8 +62,8 @@ class TokenDecision:
 class LexicalNormalizer:
     """Normalize tokens with lexicon/elongation/edit/split/merge candidates and a tree ranker.
 
-    A candidate replaces the token when its score beats the identity's by more than ``margin``
-    (log-odds; tuned on development data at training time).
+    The best-scoring non-identity candidate replaces the token when its score beats the
+    identity's by more than ``margin`` (log-odds; tuned on development data at training time).
     """
 
     resources: Resources
@@ -142,21 +142,19 @@ class LexicalNormalizer:
     def decisions(self, tokens: Sequence[str]) -> list[TokenDecision]:
         """Scored candidates of every token of one sentence (tokens lower-cased here)."""
         lowered = [token.lower() for token in tokens]
-        found: list[TokenDecision] = []
-        for position in range(len(lowered)):
-            candidates = self.generator.generate(lowered, position)
-            if len(candidates) == 1:
-                found.append(TokenDecision(tuple(candidates), (0.0,)))
-                continue
-            rows = np.array(
-                [
-                    candidate_features(lowered, position, c, self.resources, len(candidates))
-                    for c in candidates
-                ]
-            )
-            scores = self.ranker.score(rows)
-            found.append(TokenDecision(tuple(candidates), tuple(float(s) for s in scores)))
-        return found
+        candidates = [self.generator.generate(lowered, i) for i in range(len(lowered))]
+        ranked = [i for i, found in enumerate(candidates) if len(found) > 1]
+        scores: dict[int, tuple[float, ...]] = {}
+        if ranked:
+            blocks = [candidate_rows(lowered, i, candidates[i], self.resources) for i in ranked]
+            flat = self.ranker.score(np.vstack(blocks)).tolist()
+            start = 0
+            for i in ranked:
+                scores[i] = tuple(flat[start : start + len(candidates[i])])
+                start += len(candidates[i])
+        return [
+            TokenDecision(tuple(found), scores.get(i, (0.0,))) for i, found in enumerate(candidates)
+        ]
 
     def normalize_tokens(self, tokens: Sequence[str], keep_case: bool = False) -> list[str]:
         """Normalized form of each token; a token merged into its left neighbour becomes ``""``."""
@@ -174,9 +172,12 @@ def decode(
             output.append("")
             merged = False
             continue
-        best = max(range(len(decision.scores)), key=decision.scores.__getitem__)
+        if len(decision.candidates) == 1:
+            output.append(token)
+            continue
+        best = max(range(1, len(decision.scores)), key=decision.scores.__getitem__)
         chosen = decision.candidates[best]
-        if chosen.identity or decision.scores[best] - decision.scores[0] <= margin:
+        if decision.scores[best] - decision.scores[0] <= margin:
             output.append(token)
             continue
         merged = chosen.merge
@@ -236,13 +237,16 @@ class LexicalNormalization(Step):
             return Normalized.identity(text)
         pieces: list[tuple[str, int]] = []
         position = 0
-        for (start, end), token, output in zip(spans, tokens, outputs, strict=True):
+        for number, ((start, end), token, output) in enumerate(zip(spans, tokens, outputs)):
             if output or token == output:
                 pieces.extend((char, i) for i, char in enumerate(text[position:start], position))
             if output == token:
                 pieces.extend((char, i) for i, char in enumerate(token, start))
             else:
-                pieces.extend((char, min(start + i, end - 1)) for i, char in enumerate(output))
+                # a merge's text points over both tokens it replaces
+                merges = number + 1 < len(spans) and output and not outputs[number + 1]
+                last = (spans[number + 1][1] if merges else end) - 1
+                pieces.extend((char, min(start + i, last)) for i, char in enumerate(output))
             position = end
         pieces.extend((char, i) for i, char in enumerate(text[position:], position))
         return Normalized.from_pieces(pieces, len(text))

@@ -55,7 +55,13 @@ FEATURE_NAMES: tuple[str, ...] = (
     "g_dropping",
     "spelling_variant",
     "candidate_is_changed_target",
+    # relative to the token's other candidates (added by candidate_rows)
+    "zipf_rank",
+    "zipf_gap",
+    "lexicon_rank",
+    "edit_zipf_best",
 )
+_RELATIVE = 4
 
 
 def candidate_features(
@@ -65,7 +71,7 @@ def candidate_features(
     resources: Resources,
     candidate_count: int,
 ) -> list[float]:
-    """The feature vector (ordered as :data:`FEATURE_NAMES`) of one candidate in context.
+    """The features of one candidate in context (:data:`FEATURE_NAMES` but the relative ones).
 
     Example:
         >>> res = Resources.build([("u", "you")], {"you": 7.0})
@@ -116,6 +122,46 @@ def candidate_features(
     ]
 
 
+def candidate_rows(
+    tokens: Sequence[str], position: int, candidates: Sequence[Candidate], resources: Resources
+) -> np.ndarray:
+    """Feature matrix of all candidates of ``tokens[position]``, one row each.
+
+    Adds the features that compare a candidate with the token's other candidates: rank and gap
+    in word frequency, rank by lexicon count, and whether it is the most frequent of the closest
+    edit-distance candidates.
+
+    Example:
+        >>> res = Resources.build([("u", "you")], {"you": 7.0, "yo": 5.0})
+        >>> rows = candidate_rows(["u"], 0, [Candidate("u", identity=True),
+        ...     Candidate("you", lexicon=True), Candidate("yo", distance=1)], res)
+        >>> rows.shape == (3, len(FEATURE_NAMES)), float(rows[1, FEATURE_NAMES.index("zipf_rank")])
+        (True, 0.0)
+    """
+    base = np.array(
+        [
+            candidate_features(tokens, position, candidate, resources, len(candidates))
+            for candidate in candidates
+        ]
+    ).reshape(len(candidates), len(FEATURE_NAMES) - _RELATIVE)
+    zipf = base[:, FEATURE_NAMES.index("candidate_zipf")]
+    lexicon_count = base[:, FEATURE_NAMES.index("lexicon_log_count")]
+    others = np.array([not c.identity for c in candidates])
+    relative = np.zeros((len(candidates), _RELATIVE))
+    for row, candidate in enumerate(candidates):
+        rivals = others.copy()
+        rivals[row] = False
+        relative[row, 0] = float(np.sum(zipf[others] > zipf[row]))
+        relative[row, 1] = zipf[row] - (zipf[rivals].max() if rivals.any() else 0.0)
+        relative[row, 2] = float(np.sum(lexicon_count > lexicon_count[row]))
+    edits = [i for i, c in enumerate(candidates) if c.distance > 0]
+    if edits:
+        closest = min(candidates[i].distance for i in edits)
+        best = max((i for i in edits if candidates[i].distance == closest), key=lambda i: zipf[i])
+        relative[best, 3] = 1.0
+    return np.hstack([base, relative])
+
+
 def _spelling_variant(raw: str, text: str) -> bool:
     """British → American spelling pairs (colour/color, realise/realize, centre/center)."""
     return any(
@@ -160,14 +206,51 @@ class TreeEnsemble:
     trees: list[Tree]
 
     def score(self, rows: np.ndarray) -> np.ndarray:
-        """Log-odds that each candidate row is the right normalization."""
+        """Log-odds that each candidate row is the right normalization.
+
+        All trees are walked together, one level per step, over padded node arrays.
+        """
         rows = np.asarray(rows, dtype=np.float64)
         if rows.ndim != 2 or rows.shape[1] != len(self.feature_names):
             raise ValueError(f"expected rows of {len(self.feature_names)} features")
         total = np.full(len(rows), self.base_score)
-        for tree in self.trees:
-            total += self.learning_rate * tree.predict(rows)
-        return total
+        if not self.trees or not len(rows):
+            return total
+        feature, threshold, left, right, value = self._arrays()
+        tree_index = np.arange(len(self.trees))[None, :]
+        node = np.zeros((len(rows), len(self.trees)), dtype=np.int64)
+        row_index = np.arange(len(rows))[:, None]
+        while True:
+            inner = left[tree_index, node] >= 0
+            if not inner.any():
+                break
+            split = np.maximum(feature[tree_index, node], 0)
+            goes_left = rows[row_index, split] <= threshold[tree_index, node]
+            step = np.where(goes_left, left[tree_index, node], right[tree_index, node])
+            node = np.where(inner, step, node)
+        return total + self.learning_rate * value[tree_index, node].sum(axis=1)
+
+    def _arrays(self) -> tuple[np.ndarray, ...]:
+        """Node arrays of all trees padded to one width: feature, threshold, left, right, value."""
+        cached = self.__dict__.get("_padded")
+        if cached is None:
+            width = max(len(tree.feature) for tree in self.trees)
+            shape = (len(self.trees), width)
+            feature = np.full(shape, -1, dtype=np.int64)
+            threshold = np.zeros(shape)
+            left = np.full(shape, -1, dtype=np.int64)
+            right = np.full(shape, -1, dtype=np.int64)
+            value = np.zeros(shape)
+            for number, tree in enumerate(self.trees):
+                size = len(tree.feature)
+                feature[number, :size] = tree.feature
+                threshold[number, :size] = tree.threshold
+                left[number, :size] = tree.left
+                right[number, :size] = tree.right
+                value[number, :size] = tree.value
+            cached = (feature, threshold, left, right, value)
+            self.__dict__["_padded"] = cached
+        return cached
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (thresholds and leaves rounded to 6 significant digits)."""
@@ -203,7 +286,8 @@ def fit_ensemble(
     labels: np.ndarray,
     n_trees: int = 300,
     leaves: int = 31,
-    learning_rate: float = 0.1,
+    learning_rate: float = 0.05,
+    l2: float = 1.0,
     seed: int = 0,
 ) -> TreeEnsemble:
     """Fit scikit-learn histogram gradient boosting and export it as a :class:`TreeEnsemble`.
@@ -224,6 +308,7 @@ def fit_ensemble(
         max_iter=n_trees,
         max_leaf_nodes=leaves,
         learning_rate=learning_rate,
+        l2_regularization=l2,
         early_stopping=False,
         random_state=seed,
     )

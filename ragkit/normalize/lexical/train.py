@@ -30,7 +30,7 @@ from ragkit.errors import RagkitError
 from ragkit.normalize.lexical.candidates import CandidateGenerator, Resources
 from ragkit.normalize.lexical.format import LexToken, Sentence, read_lexnorm
 from ragkit.normalize.lexical.normalizer import LexicalNormalizer, TokenDecision, decode
-from ragkit.normalize.lexical.ranker import candidate_features, fit_ensemble
+from ragkit.normalize.lexical.ranker import candidate_rows, fit_ensemble
 
 logger = logging.getLogger(__name__)
 MARGINS = tuple(round(x, 2) for x in np.arange(-2.0, 4.01, 0.25))
@@ -137,11 +137,8 @@ def _candidate_rows(
                 reachable += token.norm in texts
             if len(candidates) == 1:
                 continue
-            for candidate in candidates:
-                rows.append(
-                    candidate_features(tokens, position, candidate, resources, len(candidates))
-                )
-                labels.append(int(candidate.text == token.norm))
+            rows.extend(candidate_rows(tokens, position, candidates, resources).tolist())
+            labels.extend(int(candidate.text == token.norm) for candidate in candidates)
     return rows, labels, changed, reachable
 
 
