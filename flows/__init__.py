@@ -1,0 +1,16 @@
+"""Prefect flows wrapping ragkit's library stages (run with ``python -m flows.<name>``).
+
+Importing this package sets ragkit's Prefect defaults before Prefect loads, unless the user set
+them: ``PREFECT_HOME`` under ragkit's cache folder, analytics off, and a generous start-up
+timeout for the temporary local server Prefect starts when no ``PREFECT_API_URL`` is set.
+"""
+
+import os
+
+from ragkit.config import cache_dir
+
+os.environ.setdefault("PREFECT_HOME", str(cache_dir() / "prefect"))
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -1,0 +1,96 @@
+"""SentencePiece training, loading, resolution and held-out figures (small real corpora)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ragkit import tokenize
+from ragkit.cli import app
+from ragkit.corpora import CorpusDocument
+from ragkit.errors import RagkitError
+from ragkit.tokenize import TrainingOptions, load_bytes, model_hash, prepare_texts, train
+from ragkit.tokenizer_build import build_language, choose_vocab_size, write_model
+from ragkit.tokenizer_eval import measure, sentencepiece_counter
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def _texts(language_folder: str) -> list[str]:
+    return [p.read_text(encoding="utf-8") for p in sorted((EXAMPLES / language_folder).iterdir())]
+
+
+@pytest.fixture(scope="module")
+def arabic_model() -> bytes:
+    texts = list(prepare_texts(_texts("ar"), "ar", normalized=True))
+    return train(texts, TrainingOptions(vocab_size=300), label="ar-test")
+
+
+def test_training_is_reproducible(arabic_model):
+    texts = list(prepare_texts(_texts("ar"), "ar", normalized=True))
+    again = train(texts, TrainingOptions(vocab_size=300), label="ar-test")
+    assert model_hash(again) == model_hash(arabic_model)
+
+
+def test_normalized_model_normalizes_its_input(arabic_model):
+    tokenizer = load_bytes(arabic_model, "ar", normalized=True)
+    assert tokenizer.encode("قَالَ") == tokenizer.encode("قال")
+    assert tokenizer.count("") == 0
+    assert "▁" not in tokenizer.terms("قال رسول الله")
+    assert tokenizer.count("قال رسول الله") == len(tokenizer.encode("قال رسول الله"))
+
+
+def test_bpe_and_unnormalized_variants_train():
+    texts = _texts("en")
+    bpe = load_bytes(train(texts, TrainingOptions(300, algorithm="bpe")), "en")
+    raw = load_bytes(train(texts, TrainingOptions(300, normalized=False)), "en", False)
+    assert bpe.encode("statistics") and raw.encode("statistics")
+
+
+def test_a_tiny_corpus_gives_fewer_pieces_and_an_empty_one_a_clear_error():
+    assert load_bytes(train(["a b c"] * 5, TrainingOptions(100)), "en").vocab_size < 100
+    with pytest.raises(RagkitError, match="empty-corpus"):
+        train([], TrainingOptions(vocab_size=100), label="empty-corpus")
+
+
+def test_resolution_falls_back_to_the_multilingual_model(tmp_path, monkeypatch, arabic_model):
+    monkeypatch.setenv("RAGKIT_TOKENIZERS", str(tmp_path))
+    tokenize.tokenizer_for.cache_clear()
+    try:
+        with pytest.raises(RagkitError, match="ragkit tokenizer train"):
+            tokenize.tokenizer_for("ar")
+        (tmp_path / "mul.model").write_bytes(arabic_model)
+        assert tokenize.tokenizer_for("ru").language == "ru"
+        (tmp_path / "ar.model").write_bytes(b"not a model")
+        with pytest.raises(RagkitError, match="ar.model"):
+            tokenize.tokenizer_for("ar")
+    finally:
+        tokenize.tokenizer_for.cache_clear()
+
+
+def test_fertility_figures_and_choice():
+    figures = measure("chars", ["ab cd"], lambda text: (len(text.replace(" ", "")), 1))
+    assert figures.fertility == 2.0 and figures.chars_per_token == 1.0
+    assert figures.unk_rate == 0.25
+    assert choose_vocab_size({8000: 1.5, 16000: 1.2, 32000: 1.19}) == 16000
+
+
+def test_build_and_report_on_a_user_corpus(tmp_path):
+    docs = [
+        CorpusDocument(f"doc{i}", text, "file:examples") for i, text in enumerate(_texts("en") * 3)
+    ]
+    result = build_language("en", vocab_size=400, documents=docs, peers=False)
+    assert result.vocab_size <= 400 and len(result.figures) == 3
+    unigram = result.figures[0]
+    assert unigram.tokenizer == "ragkit Unigram normalized" and unigram.fertility > 1.0
+    write_model(result, tmp_path)
+    tokenizer = tokenize.load(tmp_path / "en.model", "en")
+    counted = measure("x", [docs[0].text], sentencepiece_counter(tokenizer))
+    assert counted.tokens > 0
+    report = CliRunner().invoke(app, ["tokenizer", "report", "--dir", str(tmp_path)])
+    assert report.exit_code == 0, report.output
+    assert "ragkit BPE normalized" in report.stdout
+    missing = CliRunner().invoke(app, ["tokenizer", "report", "--dir", str(tmp_path / "none")])
+    assert missing.exit_code == 2
