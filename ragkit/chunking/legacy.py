@@ -1,4 +1,5 @@
-"""The interim chunker: recursive paragraph → sentence → token split under a token budget.
+"""The interim chunker (ingest uses it until adaptive chunking is wired in): recursive
+paragraph → sentence → token split under a token budget.
 
 Budgets are counted by a ``counter`` (ragkit passes the document language's SentencePiece
 tokenizer, :func:`ragkit.tokenize.tokenizer_for`); without one, regex word/punctuation tokens
@@ -14,33 +15,13 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 
+from ragkit.chunking.base import TOKEN_PATTERN as _TOKEN
+from ragkit.chunking.base import Chunk, TokenCounter, count_tokens
 from ragkit.documents import Block, text_blocks
 
-_TOKEN = re.compile(r"\w+|[^\w\s]")
 # Sentence ends: Latin, Arabic (؟ ۔), Ethiopic (። ፧ ፨), Devanagari (।), ellipsis; then space.
 _SENTENCE_END = re.compile(r"(?<=[.!?…؟۔।።፧፨])\s+|\n+")
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """A span of a document's original text and its size in tokens."""
-
-    text: str
-    start: int
-    end: int
-    token_count: int
-    chunker: str
-
-
-TokenCounter = Callable[[str], int]
-
-
-def count_tokens(text: str) -> int:
-    """Regex word/punctuation tokens: the counter used when no tokenizer is given."""
-    return len(_TOKEN.findall(text))
 
 
 def _sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:

@@ -1,0 +1,158 @@
+"""``ragkit chunk FILE``: chunk one file adaptively and show what was chosen and why.
+
+Register on the main app with ``app.command("chunk")(chunk_command)``.
+
+Example:
+    $ ragkit chunk report.md --explain
+    $ ragkit chunk notes.txt --chunker fixed --max-tokens 128
+    $ ragkit chunk law.txt --explain --weights "SC=1,BI=2,ICC=1,DCC=1,RC=1"
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ragkit.chunking.adaptive import METRICS, AdaptiveChunker, Selection
+from ragkit.chunking.base import Chunk, counter_for, get_chunker
+from ragkit.config import DEFAULT_MODEL
+from ragkit.documents import Document, LoadResult, load_file
+from ragkit.errors import RagkitError
+
+console = Console()
+
+
+def parse_weights(spec: str | None) -> dict[str, float] | None:
+    """``"SC=1,BI=2"`` → ``{"SC": 1.0, "BI": 2.0}``; ``None`` keeps the equal default.
+
+    Example:
+        >>> parse_weights("SC=1, bi=2")
+        {'SC': 1.0, 'BI': 2.0}
+    """
+    if not spec:
+        return None
+    weights: dict[str, float] = {}
+    for item in spec.split(","):
+        name, _, value = item.partition("=")
+        try:
+            weights[name.strip().upper()] = float(value)
+        except ValueError as error:
+            raise RagkitError(
+                f"--weights {spec!r}: {item.strip()!r} is not METRIC=NUMBER (e.g. SC=1,BI=2)"
+            ) from error
+    return weights
+
+
+def lazy_embed(model: str) -> Callable[[list[str]], np.ndarray]:
+    """An ``embed`` callable that loads ``model`` on first use (short files never need it)."""
+    loaded: list[Callable[[list[str]], np.ndarray]] = []
+
+    def embed(texts: list[str]) -> np.ndarray:
+        if not loaded:
+            from ragkit.embed import Encoder
+
+            loaded.append(Encoder(model).encode_passages)
+        return loaded[0](texts)
+
+    return embed
+
+
+def explain_table(selection: Selection, title: str) -> Table:
+    """The chunker × metric table, best first, the chosen row marked."""
+    table = Table(title=title)
+    table.add_column("chunker")
+    for column in (*METRICS, "score"):
+        table.add_column(column, justify="right")
+    for label, scores in selection.table():
+        cells = [f"{scores[m]:.3f}" if m in scores else "—" for m in (*METRICS, "score")]
+        marker = "[bold green]✓ " if label == selection.chosen else "  "
+        table.add_row(f"{marker}{label}", *cells)
+    return table
+
+
+def _print_chunks(chunks: list[Chunk]) -> None:
+    table = Table(show_header=True)
+    for column in ("#", "start", "end", "tokens", "text"):
+        table.add_column(column, justify="right" if column != "text" else "left")
+    for number, chunk in enumerate(chunks, start=1):
+        preview = " ".join(chunk.text.split())
+        preview = preview if len(preview) <= 70 else preview[:69] + "…"
+        table.add_row(
+            str(number), str(chunk.start), str(chunk.end), str(chunk.token_count), preview
+        )
+    console.print(table)
+
+
+def chunk_document(
+    document: Document,
+    chunker: str | None,
+    max_tokens: int,
+    weights: dict[str, float] | None,
+    embed: Callable[[list[str]], np.ndarray],
+) -> tuple[list[Chunk], Selection | None]:
+    """Chunks of one document: adaptive (with its selection) or one named chunker."""
+    counter = counter_for(document.language)
+    if chunker:
+        options: dict[str, object] = {"max_tokens": max_tokens, "counter": counter}
+        if chunker == "semantic":
+            options["embed"] = embed
+        return get_chunker(chunker, **options).chunk(
+            document.text, document.blocks, document.language
+        ), None
+    adaptive = AdaptiveChunker(embed=embed, counter=counter, weights=weights, max_tokens=max_tokens)
+    selection = adaptive.chunk(document.text, document.blocks, document.language)
+    return selection.chunks, selection
+
+
+def chunk_command(
+    file: Path = typer.Argument(..., help="A file ragkit can load (.txt .md .html .jsonl .pdf)."),
+    explain: bool = typer.Option(False, "--explain", help="Print the chunker × metric table."),
+    chunker: str | None = typer.Option(
+        None, "--chunker", help="Use one chunker (fixed, sentence, recursive, structure, semantic)."
+    ),
+    max_tokens: int = typer.Option(256, "--max-tokens", min=8, help="Token budget per chunk."),
+    weights: str | None = typer.Option(
+        None, "--weights", help="Metric weights, e.g. 'SC=1,BI=2,ICC=1,DCC=1,RC=1'."
+    ),
+    model: str = typer.Option(DEFAULT_MODEL, "--model", help="Embedding model for ICC/DCC."),
+    as_json: bool = typer.Option(False, "--json", help="Print chunks and scores as JSON."),
+) -> None:
+    """Chunk FILE adaptively (or with --chunker) and print the chunks; --explain shows why."""
+    try:
+        result = LoadResult()
+        load_file(file, result)
+        embed = lazy_embed(model)
+        records = []
+        for document in result.documents:
+            chunks, selection = chunk_document(
+                document, chunker, max_tokens, parse_weights(weights), embed
+            )
+            if as_json:
+                records.append(
+                    {
+                        "document": document.key,
+                        "chunks": [c.__dict__ | {"block_ids": list(c.block_ids)} for c in chunks],
+                        "selection": selection.as_dict() if selection else None,
+                    }
+                )
+                continue
+            console.rule(document.key)
+            if explain and selection is not None:
+                console.print(explain_table(selection, f"{document.key} ({document.language})"))
+                skipped = f" · not computed: {', '.join(selection.skipped)}"
+                console.print(
+                    f"chosen [bold]{selection.chosen}[/] in {selection.seconds:.2f} s"
+                    + (skipped if selection.skipped else "")
+                )
+            _print_chunks(chunks)
+        if as_json:
+            console.print_json(json.dumps(records, ensure_ascii=False))
+    except RagkitError as error:
+        Console(stderr=True).print(f"[bold red]error:[/] {error}")
+        raise typer.Exit(2) from error
