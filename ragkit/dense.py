@@ -121,7 +121,12 @@ def search(
             params = faiss.SearchParametersIVF(sel=selector, nprobe=settings.ivf_nprobe)
         else:
             params = faiss.SearchParameters(sel=selector)
-    scores, ids = index.search(query, min(wanted, index.ntotal), params=params)
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)  # one query: threads only add start-up and spin overhead
+    try:
+        scores, ids = index.search(query, min(wanted, index.ntotal), params=params)
+    finally:
+        faiss.omp_set_num_threads(threads)
     found = [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
     if kind != "ivf" or fetch is None:
         return found[:k]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -27,11 +26,11 @@ from ragkit.embed import Encoder
 from ragkit.errors import RagkitError
 from ragkit.normalize import detect_language, normalize_document
 from ragkit.retrieve import SEARCH_MODES, FusionMethod, SearchMode, fuse
+from ragkit.sparse import analyze
 from ragkit.store import DB_NAME, PendingDocument, Store
 from ragkit.tokenize import Tokenizer, tokenizer_for
 
 log = logging.getLogger(__name__)
-_WORD = re.compile(r"\w+")
 
 
 @functools.cache
@@ -214,11 +213,10 @@ class Index:
 
     @staticmethod
     def terms(key: str, language: str) -> list[str]:
-        """Sparse terms of a matching key: its language's SentencePiece pieces."""
+        """Sparse terms of a matching key (:func:`ragkit.sparse.analyze`)."""
         tokenizer = _tokenizer(language)
-        if tokenizer is None:
-            return [token.lower() for token in _WORD.findall(key)]
-        return tokenizer.terms(key, prepared=True)
+        pieces = tokenizer.pieces if tokenizer is not None else None
+        return analyze(key, language, pieces)
 
     def matching_key(self, text: str, language: str | None = None) -> str:
         """``text`` normalized as this index normalizes (``language`` detected when None).

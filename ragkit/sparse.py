@@ -1,5 +1,11 @@
 """The sparse index: BM25 (bm25s) over SentencePiece terms of each chunk's normalized text.
 
+Terms (:func:`analyze`): the matching key's words, minus the language's stopwords (bm25s's
+lists) and reduced to their Snowball stems (PyStemmer) where a stemmer exists for the
+language, then cut into the language's SentencePiece pieces. Stemming is what lets
+"aerodynamic" match "aerodynamics"; the pieces keep the vocabulary bounded and split the
+compounds and clitics of Arabic, Persian and Amharic that a word-level index would miss.
+
 SQLite holds every chunk's terms (``chunks.terms``, space-joined pieces); the BM25 matrix is a
 derived structure rebuilt from them and saved as ``bm25-<G>/`` next to the FAISS file of the
 same generation ``G``. Scores come from bm25s (Lucene BM25, k1 = 1.5, b = 0.75).
@@ -12,17 +18,68 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import bm25s
 import numpy as np
+import Stemmer
+from bm25s import stopwords
 
 from ragkit.errors import RagkitError
 
 log = logging.getLogger(__name__)
 _IDS_FILE = "chunk_ids.npy"
+_WORD = re.compile(r"\w+")
+
+# ISO 639-1 → Snowball algorithm (PyStemmer) and bm25s stopword list.
+STEMMERS = {
+    "en": "english", "ar": "arabic", "fa": "persian", "fr": "french", "de": "german",
+    "es": "spanish", "it": "italian", "pt": "portuguese", "nl": "dutch", "ru": "russian",
+    "tr": "turkish", "id": "indonesian", "hi": "hindi", "el": "greek", "sv": "swedish",
+}  # fmt: skip
+STOPWORDS = {
+    "en": stopwords.STOPWORDS_EN, "fr": stopwords.STOPWORDS_FRENCH,
+    "de": stopwords.STOPWORDS_GERMAN, "es": stopwords.STOPWORDS_SPANISH,
+    "it": stopwords.STOPWORDS_ITALIAN, "pt": stopwords.STOPWORDS_PORTUGUESE,
+    "nl": stopwords.STOPWORDS_DUTCH, "ru": stopwords.STOPWORDS_RUSSIAN,
+    "tr": stopwords.STOPWORDS_TURKISH, "sv": stopwords.STOPWORDS_SWEDISH,
+}  # fmt: skip
+PieceEncoder = Callable[[str], list[str]]
+
+
+@functools.cache
+def _stemmer(language: str) -> Stemmer.Stemmer | None:
+    algorithm = STEMMERS.get(language)
+    return Stemmer.Stemmer(algorithm) if algorithm else None
+
+
+@functools.cache
+def _stopwords(language: str) -> frozenset[str]:
+    return frozenset(STOPWORDS.get(language, ()))
+
+
+def analyze(key: str, language: str, pieces: PieceEncoder | None = None) -> list[str]:
+    """Sparse terms of a matching key: words → stopwords out → stems → pieces.
+
+    ``pieces`` encodes text into SentencePiece pieces (the language's tokenizer); without it
+    the stems themselves are the terms.
+
+    Example:
+        >>> analyze("The wings of the aircraft", "en")
+        ['wing', 'aircraft']
+    """
+    stop = _stopwords(language)
+    words = [word for word in _WORD.findall(key.lower()) if word not in stop]
+    stemmer = _stemmer(language)
+    if stemmer is not None:
+        words = stemmer.stemWords(words)
+    if pieces is None:
+        return words
+    return [piece for piece in pieces(" ".join(words)) if piece != "▁"]
 
 
 class SparseIndex:

@@ -81,13 +81,9 @@ class Tokenizer:
         """
         return len(self.processor.encode(self.prepare(text))) if text.strip() else 0
 
-    def terms(self, text: str, prepared: bool = False) -> list[str]:
-        """Sparse-retrieval terms: the pieces, without the bare word-boundary marker.
-
-        ``prepared=True`` skips normalization (``text`` is already a matching key).
-        """
-        pieces = self.processor.encode(text if prepared else self.prepare(text), out_type=str)
-        return [piece for piece in pieces if piece != "▁"]
+    def pieces(self, text: str) -> list[str]:
+        """Pieces of ``text`` as given (no normalization: ``text`` is already a matching key)."""
+        return self.processor.encode(text, out_type=str)
 
     @property
     def vocab_size(self) -> int:
