@@ -48,7 +48,10 @@ def main() -> None:
         progress=console.log,
     )
     args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+    data = report.to_dict()
+    out = args.out.resolve()
+    data["model_path"] = str(out.relative_to(ROOT)) if out.is_relative_to(ROOT) else str(out)
+    args.results.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
     table = Table(title=f"MultiLexNorm en dev ({report.dev_tokens} tokens)")
     for column in ("system", "ERR", "accuracy", "TP", "FP", "FN"):

@@ -85,10 +85,10 @@ class LexicalNormalizer:
         """Load the shipped model of ``language``, or the model file at ``path``.
 
         Example:
-            >>> LexicalNormalizer.load("xx")
+            >>> LexicalNormalizer.load("xx")  # doctest: +ELLIPSIS
             Traceback (most recent call last):
             ...
-            ragkit.errors.RagkitError: no lexical normalization model for language 'xx' ...
+            ragkit.errors.RagkitError: no lexical normalization model for language 'xx' (looked...
         """
         file = Path(path) if path is not None else model_path(language)
         if not file.is_file():
@@ -96,7 +96,7 @@ class LexicalNormalizer:
                 p.name.split("-", 1)[1].split(".")[0] for p in DATA_DIR.glob("lexnorm-*")
             )
             raise RagkitError(
-                f"no lexical normalization model for language {language!r} ... (looked for "
+                f"no lexical normalization model for language {language!r} (looked for "
                 f"{file}; shipped: {', '.join(shipped) or 'none'}); train one with "
                 "ragkit.normalize.lexical.train_lexical(train, dev, out) and pass path="
             )
