@@ -117,7 +117,8 @@ def running_text(documents: Sequence[CorpusDocument]) -> list[CorpusDocument]:
         source.pin for sources in SOURCES.values() for source in sources
         if source.genre == "wordlist"
     }  # fmt: skip
-    return [d for d in documents if d.source.split(":", 1)[0] not in word_lists]
+    # ``source`` is "name==version:path"; Debian versions may hold a colon (an epoch).
+    return [d for d in documents if not any(d.source.startswith(f"{pin}:") for pin in word_lists)]
 
 
 def _capped(documents: list[CorpusDocument], characters: int) -> list[CorpusDocument]:

@@ -1,0 +1,109 @@
+"""Sparse (BM25), dense (Flat/HNSW/IVF) and hybrid retrieval, filters and the BM25 lifecycle."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import MODEL
+
+from ragkit import Index, RagkitError
+from ragkit import dense as dense_index
+from ragkit.config import Settings
+from ragkit.retrieve import fuse
+from ragkit.sparse import SparseIndex, analyze
+
+
+def _unit(count: int, seed: int = 0) -> np.ndarray:
+    vectors = np.random.default_rng(seed).standard_normal((count, 32)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_sparse_index_save_load_and_filter(tmp_path):
+    rows = [(10, "▁wing ▁lift"), (11, "▁wing ▁drag"), (12, "▁heat ▁transfer")]
+    index = SparseIndex.build(rows)
+    assert [c for c, _ in index.search(["▁lift"], 5)] == [10]
+    index.save(tmp_path / "bm25")
+    loaded = SparseIndex.load(tmp_path / "bm25")
+    assert [c for c, _ in loaded.search(["▁wing"], 5)] == [c for c, _ in index.search(["▁wing"], 5)]
+    assert [c for c, _ in loaded.search(["▁wing"], 5, allowed=np.array([11]))] == [11]
+    assert SparseIndex.build([]).search(["▁wing"], 5) == []
+    shutil.rmtree(tmp_path / "bm25")
+    (tmp_path / "bm25").mkdir()
+    with pytest.raises(RagkitError, match="doctor --repair"):
+        SparseIndex.load(tmp_path / "bm25")
+
+
+def test_analyze_stems_and_drops_stopwords():
+    assert analyze("The aerodynamic heating of wings", "en") == ["aerodynam", "heat", "wing"]
+    assert analyze("", "en") == []
+    assert analyze("ሰላም ነው", "am") == ["ሰላም", "ነው"]  # no stemmer: words as they are
+
+
+@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf"])
+def test_dense_kinds_find_the_exact_neighbour(kind):
+    vectors = _unit(3000)
+    ids = np.arange(100, 3100, dtype=np.int64)
+    settings = {
+        "flat": Settings(),
+        "hnsw": Settings(hnsw_threshold=1),
+        "ivf": Settings(hnsw_threshold=1, ivf_threshold=1, ivf_pq_m=8, ivf_nprobe=64),
+    }[kind]
+    index = dense_index.build_index(32, len(ids), settings, lambda: iter([(ids, vectors)]))
+    assert dense_index.kind_of(index) == kind
+    fetch = lambda wanted: {i: vectors[i - 100] for i in wanted}
+    hits = dense_index.search(index, vectors[7], 5, settings, fetch=fetch)
+    assert hits[0][0] == 107
+    if kind == "ivf":  # re-scored with the exact vectors: the score is the true inner product
+        assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
+    allowed = np.array([2000, 2001], dtype=np.int64)
+    filtered = dense_index.search(index, vectors[7], 5, settings, allowed=allowed, fetch=fetch)
+    assert {i for i, _ in filtered} <= {2000, 2001}
+
+
+def test_fusion_methods_agree_on_a_clear_winner():
+    dense = [(1, 0.9), (2, 0.5)]
+    sparse = [(1, 8.0), (3, 2.0)]
+    assert fuse([dense, sparse], "rrf")[0][0] == 1
+    assert fuse([dense, sparse], "weighted", weights=(0.3, 0.7))[0][0] == 1
+
+
+@pytest.fixture
+def index(tmp_path: Path, corpus: Path) -> Index:
+    opened = Index.open(tmp_path / "index", create=True, model=MODEL)
+    opened.ingest([corpus])
+    return opened
+
+
+def test_modes_and_filters(index: Index):
+    for mode in ("dense", "sparse", "hybrid"):
+        hits = index.search("water boils at 100 degrees", k=2, mode=mode)
+        assert Path(hits[0].source).name == "water.md", mode
+    arabic = index.search("الأعمال بالنيات", k=3, mode="sparse")
+    assert Path(arabic[0].source).name == "prayer.txt"
+    only_sub = index.search("water", k=5, filters={"source": "*/sub/*"})
+    assert only_sub and all("/sub/" in hit.source for hit in only_sub)
+    by_metadata = index.search("wheels", k=5, filters={"lang": "en"})
+    assert [hit.document_id for hit in by_metadata] == ["r2"]
+    assert index.search("water", k=5, filters={"language": "xx"}) == []
+    with pytest.raises(RagkitError, match="search mode"):
+        index.search("water", mode="fuzzy")  # type: ignore[arg-type]
+
+
+def test_bm25_is_rebuilt_when_missing_and_old_generations_are_removed(index: Index, corpus):
+    folder = index.store.folder
+    generation = index.store.generation
+    assert (folder / f"bm25-{generation}").is_dir()
+    expected = [h.document_id for h in index.search("cats sleep", k=3, mode="sparse")]
+    index.close()
+    shutil.rmtree(folder / f"bm25-{generation}")  # as after a crash before the rebuild
+    reopened = Index.open(folder)
+    assert [h.document_id for h in reopened.search("cats sleep", k=3, mode="sparse")] == expected
+    assert (folder / f"bm25-{generation}").is_dir()
+    (corpus / "sub" / "cats.txt").write_text("Cats hunt mice at night.", encoding="utf-8")
+    reopened.ingest([corpus])
+    assert sorted(p.name for p in folder.glob("bm25-*")) == [f"bm25-{reopened.store.generation}"]
+    hits = reopened.search("mice", k=1, mode="sparse")
+    assert Path(hits[0].source).name == "cats.txt"
