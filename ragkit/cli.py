@@ -90,13 +90,32 @@ def query(
     text: str = typer.Argument(..., help="The query."),
     index: Path = typer.Option(..., "--index", help="Index folder."),
     k: int = typer.Option(10, "-k", "--top-k", min=1, help="Number of hits."),
+    mode: str = typer.Option("hybrid", "--mode", help="hybrid | dense | sparse."),
+    fusion: str = typer.Option("rrf", "--fusion", help="rrf | weighted (hybrid mode)."),
+    where: list[str] = typer.Option(
+        [], "--filter", help="KEY=VALUE: language, source (glob) or a metadata key."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print hits as JSON."),
 ) -> None:
     """Search an index and print ranked hits."""
     from ragkit.index import Index
 
     try:
-        hits = Index.open(index).search(text, k=k)
+        filters = {}
+        for item in where:
+            key, separator, value = item.partition("=")
+            if not separator or not key:
+                raise RagkitError(f"--filter {item!r}: write KEY=VALUE, e.g. language=ar")
+            filters[key] = value
+        if fusion not in ("rrf", "weighted"):
+            raise RagkitError(f"--fusion {fusion!r}: use rrf or weighted")
+        hits = Index.open(index).search(
+            text,
+            k=k,
+            mode=mode,
+            filters=filters or None,
+            fusion=fusion,  # type: ignore[arg-type]
+        )
     except RagkitError as error:
         _fail(error)
     if as_json:

@@ -107,3 +107,22 @@ def test_bm25_is_rebuilt_when_missing_and_old_generations_are_removed(index: Ind
     assert sorted(p.name for p in folder.glob("bm25-*")) == [f"bm25-{reopened.store.generation}"]
     hits = reopened.search("mice", k=1, mode="sparse")
     assert Path(hits[0].source).name == "cats.txt"
+
+
+def test_query_cli_modes_and_filters(index: Index):
+    from typer.testing import CliRunner
+
+    from ragkit.cli import app
+
+    folder = str(index.store.folder)
+    index.close()
+    runner = CliRunner()
+    result = runner.invoke(
+        app, ["query", "wheels", "--index", folder, "--mode", "sparse", "--filter", "lang=en"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "r2" in result.stdout
+    bad = runner.invoke(app, ["query", "wheels", "--index", folder, "--filter", "lang"])
+    assert bad.exit_code == 2 and "KEY=VALUE" in bad.output
+    bad_mode = runner.invoke(app, ["query", "wheels", "--index", folder, "--mode", "fuzzy"])
+    assert bad_mode.exit_code == 2 and "search mode" in bad_mode.output
