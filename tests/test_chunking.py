@@ -36,7 +36,7 @@ Embed = Callable[[list[str]], np.ndarray]
 
 TEXT = (
     "# Heading\n\n"
-    + " ".join(f"Sentence number {i} has several words in it." for i in range(40))
+    + " ".join(f"Sentence number {i} has several words in it." for i in range(12))
     + "\n\nما هو الوقت؟ الوقت الآن متأخر. "
     + "ሰላም ነው። እንዴት ነህ፧\n\n"
     + "word " * 700
@@ -292,6 +292,9 @@ def test_references_completeness() -> None:
     arabic = "درس العلماء الماء جيدا. وكما ذكر أعلاه فإن الماء يغلي."
     pairs = reference_pairs(arabic, "ar")
     assert (0, arabic.index("كما")) in pairs
+    diacritized = "جَاءَ النَّبِيُّ. هُوَ يُصَلِّي."
+    pairs = reference_pairs(diacritized, "ar")
+    assert [diacritized[r : r + 4] for _, r in pairs] == ["هُوَ"]
     crossed = "## 3 Results\n\nWe measured it.\n\nAs in Section 3 the values hold."
     pairs = reference_pairs(crossed, "en")
     assert (0, crossed.index("Section 3")) in pairs

@@ -109,17 +109,23 @@ def finalize(
     context: DocumentContext, spans: list[Span], label: str, min_tokens: int, max_tokens: int
 ) -> list[Chunk]:
     """Chunks that tile the document, within the budget wherever the text allows."""
-    text, counter = context.text, context.counter
+    text = context.text
     if not text.strip():
         return []
+    counts: dict[Span, int] = {}
+
+    def count(span: Span) -> int:
+        if span not in counts:
+            counts[span] = context.counter(text[span[0] : span[1]])
+        return counts[span]
+
     sized: list[Span] = []
-    for s, e in repair_gaps(spans, len(text)):
-        if counter(text[s:e]) > max_tokens:
-            sized.extend(split_oversize(context, s, e, max_tokens))
+    for span in repair_gaps(spans, len(text)):
+        if count(span) > max_tokens:
+            sized.extend(split_oversize(context, span[0], span[1], max_tokens))
         else:
-            sized.append((s, e))
-    sizes = [counter(text[s:e]) for s, e in sized]
-    merged = merge_small(sizes, sized, min_tokens, max_tokens)
+            sized.append(span)
+    merged = merge_small([count(s) for s in sized], sized, min_tokens, max_tokens)
     block_starts = [b.start for b in context.blocks]
     chunks: list[Chunk] = []
     for s, e in merged:
@@ -129,6 +135,5 @@ def finalize(
             for b in range(first, bisect.bisect_left(block_starts, e))
             if context.blocks[b].end > s
         )
-        piece = text[s:e]
-        chunks.append(Chunk(piece, s, e, counter(piece), label, ids))
+        chunks.append(Chunk(text[s:e], s, e, count((s, e)), label, ids))
     return chunks

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 
 from ragkit.chunking.base import Chunk
@@ -166,9 +167,28 @@ def _explicit(text: str, language: str) -> list[Pair]:
 def reference_pairs(
     text: str, language: str = "", resolver: Resolver | None = None, lookback: int = 40
 ) -> list[Pair]:
-    """(antecedent, reference) offset pairs, sorted; see the module docstring."""
-    anaphora = resolver(text) if resolver is not None else _anaphora(text, language, lookback)
-    return sorted({*anaphora, *_explicit(text, language)})
+    """(antecedent, reference) offset pairs, sorted; see the module docstring.
+
+    Matching ignores combining marks (Arabic harakat, tatweel), so diacritized text such as
+    ``هُوَ`` finds the list entry ``هو``; offsets point into the original ``text``.
+    """
+    bare, where = _without_marks(text)
+    found = set(_explicit(bare, language))
+    if resolver is None:
+        found.update(_anaphora(bare, language, lookback))
+    if where is not None:
+        found = {(where[a], where[r]) for a, r in found}
+    if resolver is not None:
+        found.update(resolver(text))
+    return sorted(found)
+
+
+def _without_marks(text: str) -> tuple[str, list[int] | None]:
+    """``text`` without combining marks and tatweel, and each kept character's offset."""
+    keep = [i for i, ch in enumerate(text) if not unicodedata.combining(ch) and ch != "\u0640"]
+    if len(keep) == len(text):
+        return text, None
+    return "".join(text[i] for i in keep), keep
 
 
 def references_completeness(chunks: Sequence[Chunk], pairs: Sequence[Pair]) -> float:
