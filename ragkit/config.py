@@ -44,6 +44,8 @@ class Settings(BaseModel):
     ivf_pq_m: int = Field(default=48, ge=1)
     rescore_factor: int = Field(default=10, ge=1)
     rrf_k: int = Field(default=60, ge=1)
+    # Sparse terms (ragkit.sparse): stems where a stemmer exists, else SentencePiece pieces.
+    sparse_terms: Literal["auto", "pieces", "stems"] = "auto"
     fusion_depth: int = Field(default=100, ge=1)  # candidates taken from each list
     dense_weight: float = Field(default=0.5, ge=0.0, le=1.0)  # weighted fusion only
     # Where normalization applies (see ragkit.normalize): matching keys only, or embeddings too.

@@ -26,7 +26,7 @@ from ragkit.embed import Encoder
 from ragkit.errors import RagkitError
 from ragkit.normalize import detect_language, normalize_document
 from ragkit.retrieve import SEARCH_MODES, FusionMethod, SearchMode, fuse
-from ragkit.sparse import analyze
+from ragkit.sparse import analyze, has_stemmer
 from ragkit.store import DB_NAME, PendingDocument, Store
 from ragkit.tokenize import Tokenizer, tokenizer_for
 
@@ -211,12 +211,13 @@ class Index:
             self._chunkers[language] = RecursiveTokenChunker(self.settings.chunk_tokens, counter)
         return self._chunkers[language]
 
-    @staticmethod
-    def terms(key: str, language: str) -> list[str]:
-        """Sparse terms of a matching key (:func:`ragkit.sparse.analyze`)."""
-        tokenizer = _tokenizer(language)
-        pieces = tokenizer.pieces if tokenizer is not None else None
-        return analyze(key, language, pieces)
+    def terms(self, key: str, language: str) -> list[str]:
+        """Sparse terms of a matching key (:func:`ragkit.sparse.analyze`, ``sparse_terms``)."""
+        choice = self.settings.sparse_terms
+        tokenizer = None
+        if choice == "pieces" or (choice == "auto" and not has_stemmer(language)):
+            tokenizer = _tokenizer(language)
+        return analyze(key, language, tokenizer.pieces if tokenizer else None)
 
     def matching_key(self, text: str, language: str | None = None) -> str:
         """``text`` normalized as this index normalizes (``language`` detected when None).

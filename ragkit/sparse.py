@@ -2,9 +2,11 @@
 
 Terms (:func:`analyze`): the matching key's words, minus the language's stopwords (bm25s's
 lists) and reduced to their Snowball stems (PyStemmer) where a stemmer exists for the
-language, then cut into the language's SentencePiece pieces. Stemming is what lets
-"aerodynamic" match "aerodynamics"; the pieces keep the vocabulary bounded and split the
-compounds and clitics of Arabic, Persian and Amharic that a word-level index would miss.
+language; then, by the index's ``sparse_terms`` setting, either kept as words or cut into the
+language's SentencePiece pieces. ``auto`` (the default) keeps stems where a stemmer exists
+and uses pieces elsewhere (Amharic, Tigrinya, Urdu, Sorani…): measured on Cranfield and CISI,
+pieces of stems lose 0.005–0.02 nDCG@10 against the stems themselves, while for languages
+without a stemmer the pieces are what splits clitics and compounds a word index would miss.
 
 SQLite holds every chunk's terms (``chunks.terms``, space-joined pieces); the BM25 matrix is a
 derived structure rebuilt from them and saved as ``bm25-<G>/`` next to the FAISS file of the
@@ -60,6 +62,10 @@ def _stemmer(language: str) -> Stemmer.Stemmer | None:
 @functools.cache
 def _stopwords(language: str) -> frozenset[str]:
     return frozenset(STOPWORDS.get(language, ()))
+
+
+def has_stemmer(language: str) -> bool:
+    return language in STEMMERS
 
 
 def analyze(key: str, language: str, pieces: PieceEncoder | None = None) -> list[str]:
