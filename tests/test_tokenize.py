@@ -94,3 +94,16 @@ def test_build_and_report_on_a_user_corpus(tmp_path):
     assert "ragkit BPE normalized" in report.stdout
     missing = CliRunner().invoke(app, ["tokenizer", "report", "--dir", str(tmp_path / "none")])
     assert missing.exit_code == 2
+
+
+def test_running_text_leaves_word_lists_out_even_with_a_debian_epoch():
+    from ragkit.corpora import SOURCES
+    from ragkit.tokenizer_build import running_text
+
+    word_list = next(s for s in SOURCES["am"] if s.genre == "wordlist")
+    assert ":" in word_list.version  # Debian epoch, e.g. 1:4.1.0-2
+    docs = [
+        CorpusDocument("w", "ቃል\nቃላት", f"{word_list.pin}:words.txt"),
+        CorpusDocument("p", "ሰላም ነው", "libreoffice-l10n-am==1:7.4:x.mo"),
+    ]
+    assert [d.id for d in running_text(docs)] == ["p"]
