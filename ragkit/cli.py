@@ -44,6 +44,9 @@ def ingest(
         "--normalization",
         help="For a new index: post-inference (default; match keys only) | pre-index | off.",
     ),
+    wait: bool = typer.Option(
+        True, "--wait/--no-wait", help="When another writer holds the index: wait, or fail."
+    ),
 ) -> None:
     """Load, chunk, embed and commit files into an index. Exit 1 when some files were skipped."""
     from pydantic import ValidationError
@@ -70,7 +73,7 @@ def ingest(
                 if stage == "documents":
                     bar.update(task, completed=done, total=total)
 
-            report = opened.ingest(paths, prune=prune, progress=progress)
+            report = opened.ingest(paths, prune=prune, progress=progress, wait=wait)
     except RagkitError as error:
         _fail(error)
     console.print(
@@ -143,6 +146,34 @@ def info(index: Path = typer.Option(..., "--index", help="Index folder.")) -> No
     for key, value in details.items():
         table.add_row(key, str(value))
     console.print(table)
+
+
+@app.command()
+def doctor(
+    index: Path = typer.Option(..., "--index", help="Index folder."),
+    fix: bool = typer.Option(False, "--repair", help="Rebuild FAISS and BM25 from SQLite."),
+) -> None:
+    """Verify checksums and SQLite ↔ FAISS ↔ BM25 consistency. Exit 1 when problems remain."""
+    from ragkit.doctor import diagnose, repair
+
+    try:
+        found = repair(index) if fix else diagnose(index)
+    except RagkitError as error:
+        _fail(error)
+    console.print(
+        f"generation {found.generation} · documents {found.counts.get('documents', 0)} · "
+        f"chunks {found.counts.get('chunks', 0)}"
+    )
+    for line in found.repaired:
+        console.print(f"[green]repaired:[/] {line}", soft_wrap=True)
+    for line in found.notes:
+        console.print(f"note: {line}", soft_wrap=True, markup=False)
+    for line in found.problems:
+        console.print(f"[red]problem:[/] {line}", soft_wrap=True)
+    if found.problems:
+        console.print(f"[yellow]{found.hint}[/]")
+        raise typer.Exit(1)
+    console.print("[green]ok[/]: checksums and SQLite ↔ FAISS ↔ BM25 ids agree")
 
 
 @app.command(name="normalize")

@@ -24,6 +24,7 @@ from ragkit.config import Settings
 from ragkit.documents import Document, SkippedFile, iter_batches, load_paths
 from ragkit.embed import Encoder
 from ragkit.errors import RagkitError
+from ragkit.lock import WriteLock
 from ragkit.normalize import detect_language, normalize_document
 from ragkit.retrieve import SEARCH_MODES, FusionMethod, SearchMode, fuse
 from ragkit.sparse import analyze, has_stemmer
@@ -129,6 +130,22 @@ class Index:
         return self._encoder
 
     def ingest(
+        self,
+        paths: Iterable[str | Path],
+        prune: bool = False,
+        progress: ProgressCallback | None = None,
+        wait: bool | float = True,
+    ) -> IngestReport:
+        """Load, chunk, embed and commit files under the index's writer lock.
+
+        ``wait``: while another writer holds the index, wait (True, logging whom for), fail at
+        once with a :class:`RagkitError` (False) or wait at most that many seconds.
+        """
+        with WriteLock(self.store.folder, wait):
+            self.store.refresh()  # another writer may have committed while this one waited
+            return self._ingest(paths, prune, progress)
+
+    def _ingest(
         self,
         paths: Iterable[str | Path],
         prune: bool = False,

@@ -25,11 +25,11 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 import sqlite3
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,10 +43,12 @@ from ragkit.chunking import Chunk
 from ragkit.config import Settings
 from ragkit.documents import Document
 from ragkit.errors import RagkitError
+from ragkit.lock import if_unlocked
+from ragkit.manifest import MANIFEST_NAME, write_manifest
 from ragkit.sparse import SparseIndex
 
 DB_NAME = "ragkit.sqlite"
-MANIFEST_NAME = "MANIFEST.json"
+__all__ = ["DB_NAME", "MANIFEST_NAME", "PendingDocument", "Store", "StoredChunk"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -111,26 +113,48 @@ class PendingDocument:
     terms: list[str]  # each chunk's sparse terms: space-joined SentencePiece pieces
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 class Store:
-    """One index folder. Open with :meth:`open` or :meth:`create`; a single writer at a time."""
+    """One index folder. Open with :meth:`open` or :meth:`create`; a single writer at a time
+    (:class:`ragkit.lock.WriteLock`), any number of readers and reading threads.
+
+    Each thread gets its own SQLite connection (:attr:`db`); searches follow the last
+    committed generation (:meth:`refresh`).
+    """
 
     def __init__(self, folder: Path, connection: sqlite3.Connection) -> None:
         self.folder = folder
-        self.db = connection
+        self._local = threading.local()
+        self._local.db = connection
+        self._connections = [connection]
+        self._lock = threading.RLock()
         self.settings = Settings.model_validate_json(self._state("settings"))
         self.dimension = int(self._state("dimension"))
         self.generation = int(self._state("generation"))
         self.vectors = self._load_vectors()
         self._sparse: SparseIndex | None = None
         self._sparse_generation = -1
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """This thread's connection to ``ragkit.sqlite`` (opened on first use)."""
+        connection = getattr(self._local, "db", None)
+        if connection is None:
+            connection = self._local.db = self._connect(self.folder)
+            with self._lock:
+                self._connections.append(connection)
+        return connection
+
+    def refresh(self) -> None:
+        """Follow the last committed generation when another process committed since."""
+        with self._lock:
+            while (latest := int(self._state("generation"))) != self.generation:
+                try:
+                    vectors = faiss.read_index(str(self._vector_path(latest)))
+                except RuntimeError:  # superseded and removed meanwhile: read again
+                    if int(self._state("generation")) == latest:
+                        raise
+                    continue
+                self.generation, self.vectors = latest, vectors
 
     # -- opening -----------------------------------------------------------------------------
     @staticmethod
@@ -215,24 +239,37 @@ class Store:
 
     def ensure_sparse(self) -> SparseIndex:
         """The BM25 index of the committed generation, rebuilt from SQLite when missing."""
-        if self._sparse is None or self._sparse_generation != self.generation:
-            path = self._sparse_path(self.generation)
-            self._sparse = SparseIndex.load(path) if path.is_dir() else self.build_sparse()
-            self._sparse_generation = self.generation
-        return self._sparse
+        with self._lock:  # one rebuild, however many threads search at once
+            if self._sparse is None or self._sparse_generation != self.generation:
+                path = self._sparse_path(self.generation)
+                self._sparse = SparseIndex.load(path) if path.is_dir() else self.build_sparse()
+                self._sparse_generation = self.generation
+            return self._sparse
 
     def build_sparse(self) -> SparseIndex:
-        """Rebuild BM25 from the terms stored in SQLite and save it for this generation."""
-        rows = self.db.execute("SELECT id, terms FROM chunks ORDER BY id")
+        """Rebuild BM25 from the terms stored in SQLite and save it for this generation.
+
+        The rows are read in one snapshot; when another writer committed since this store's
+        generation, the index is returned but not saved (it belongs to no file's generation).
+        """
+        self.db.execute("BEGIN")
+        try:
+            committed = int(self._state("generation"))
+            rows = self.db.execute("SELECT id, terms FROM chunks ORDER BY id").fetchall()
+        finally:
+            self.db.execute("COMMIT")
         index = SparseIndex.build((int(i), terms) for i, terms in rows)
-        target = self._sparse_path(self.generation)
-        scratch = self.folder / f".{target.name}.{os.getpid()}.tmp"
-        shutil.rmtree(scratch, ignore_errors=True)
-        index.save(scratch)
-        shutil.rmtree(target, ignore_errors=True)
-        os.replace(scratch, target)
-        self._sparse, self._sparse_generation = index, self.generation
-        self._write_manifest()
+        with if_unlocked(self.folder) as free:  # a reader saves only while no writer works
+            if not free or not committed == self.generation == int(self._state("generation")):
+                return index
+            target = self._sparse_path(self.generation)
+            scratch = self.folder / f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+            shutil.rmtree(scratch, ignore_errors=True)
+            index.save(scratch)
+            shutil.rmtree(target, ignore_errors=True)
+            os.replace(scratch, target)
+            self._sparse, self._sparse_generation = index, self.generation
+            self._write_manifest()
         return index
 
     # -- reading -----------------------------------------------------------------------------
@@ -251,12 +288,14 @@ class Store:
         self, query: np.ndarray, k: int, allowed: np.ndarray | None = None
     ) -> list[tuple[int, float]]:
         """Chunk ids and inner-product scores of the ``k`` nearest vectors (among ``allowed``)."""
+        self.refresh()
         return dense.search(self.vectors, query, k, self.settings, allowed, self.vectors_by_id)
 
     def search_terms(
         self, terms: list[str], k: int, allowed: np.ndarray | None = None
     ) -> list[tuple[int, float]]:
         """Chunk ids and BM25 scores of the ``k`` best matches of ``terms``."""
+        self.refresh()
         return self.ensure_sparse().search(terms, k, allowed)
 
     def vectors_by_id(self, ids: list[int]) -> dict[int, np.ndarray]:
@@ -414,23 +453,17 @@ class Store:
         )
 
     def _write_manifest(self) -> None:
-        vectors = self._vector_path(self.generation)
-        manifest = {
-            "format": 1,
-            "generation": self.generation,
-            "dimension": self.dimension,
-            "embedding_model": self.settings.embedding_model,
-            "counts": self.counts(),
-            "files": {vectors.name: _sha256(vectors)},
-        }
-        sparse = self._sparse_path(self.generation)
-        if sparse.is_dir():
-            manifest["files"].update(
-                {f"{sparse.name}/{p.name}": _sha256(p) for p in sorted(sparse.iterdir())}
-            )
-        temporary = self.folder / (MANIFEST_NAME + ".tmp")
-        temporary.write_text(json.dumps(manifest, indent=2))
-        os.replace(temporary, self.folder / MANIFEST_NAME)
+        write_manifest(
+            self.folder,
+            self.generation,
+            self.dimension,
+            self.settings.embedding_model,
+            self.counts(),
+        )
 
     def close(self) -> None:
-        self.db.close()
+        with self._lock:
+            for connection in self._connections:
+                connection.close()
+            self._connections.clear()
+            self._local = threading.local()
