@@ -66,7 +66,10 @@ class Tokenizer:
     name: str
 
     def prepare(self, text: str) -> str:
-        return normalizer_for(self.language).apply(text).text if self.normalized else text
+        """Text as the model was trained on it: normalized (if so) with whitespace runs as one
+        space (training sentences never hold a line break, so one would encode as unknown)."""
+        text = normalizer_for(self.language).apply(text).text if self.normalized else text
+        return " ".join(text.split())
 
     def encode(self, text: str) -> list[str]:
         """Pieces of ``text`` (normalized first when the model was trained normalized)."""
