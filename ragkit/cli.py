@@ -343,3 +343,12 @@ def eval_command(
     console.print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in seconds.items()))
     if json_out:
         json_out.write_text(json.dumps([r.as_dict() for r in reports], indent=2))
+
+
+def _register_chunk_command() -> None:
+    from ragkit.chunk_cli import chunk_command
+
+    app.command("chunk")(chunk_command)
+
+
+_register_chunk_command()

@@ -329,3 +329,15 @@ def test_selection_without_embeddings_and_agreeing_candidates() -> None:
     assert "semantic" not in selection.scores and selection.skipped == ("DCC", "ICC")
     short = AdaptiveChunker(embed=lambda t: 1 / 0, counter=count_tokens).chunk("One. Two.")
     assert short.skipped == ("DCC", "ICC") and len(short.chunks) == 1  # embed never called
+
+
+def test_chunk_command_is_registered(tmp_path):
+    from typer.testing import CliRunner
+
+    from ragkit.cli import app
+
+    source = tmp_path / "doc.md"
+    source.write_text("# A\n\nOne short paragraph.\n\n# B\n\nAnother one.\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["chunk", str(source), "--chunker", "structure", "--json"])
+    assert result.exit_code == 0, result.output
+    assert "One short paragraph." in result.stdout
