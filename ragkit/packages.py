@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import logging
@@ -30,19 +29,11 @@ from pathlib import Path
 
 from ragkit.config import cache_dir
 from ragkit.errors import RagkitError
+from ragkit.manifest import sha256
 
 log = logging.getLogger(__name__)
 
 LEDGER = "downloads.json"
-
-
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file, read in blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def wheel_name(name: str, version: str) -> str:
@@ -56,7 +47,7 @@ def _record(folder: Path, path: Path) -> str:
     ledger: dict[str, str] = (
         json.loads(ledger_path.read_text(encoding="utf-8")) if ledger_path.exists() else {}
     )
-    digest = sha256_file(path)
+    digest = sha256(path)
     known = ledger.get(path.name)
     if known is not None and known != digest:
         raise RagkitError(

@@ -232,15 +232,21 @@ def tesseract_reader(model: str, words_per_document: int = 1000) -> Reader:
         if not models:
             raise RagkitError(f"{source.pin} holds no {model}.traineddata")
         words = tesseract_words(models[0])
-        relative = models[0].relative_to(root)
-        for start in range(0, len(words), words_per_document):
-            yield CorpusDocument(
-                f"{source.name}/words/{start}",
-                "\n".join(words[start : start + words_per_document]),
-                f"{source.pin}:/{relative}#{start}",
-            )
+        yield from _word_documents(words, models[0].relative_to(root), source, words_per_document)
 
     return read
+
+
+def _word_documents(
+    words: list[str], relative: Path, source: CorpusSource, words_per_document: int
+) -> Iterator[CorpusDocument]:
+    """A word list as documents of ``words_per_document`` words, one a line."""
+    for start in range(0, len(words), words_per_document):
+        yield CorpusDocument(
+            f"{source.name}/words/{start}",
+            "\n".join(words[start : start + words_per_document]),
+            f"{source.pin}:/{relative}#{start}",
+        )
 
 
 def hunspell_reader(dictionary: str, words_per_document: int = 1000) -> Reader:
@@ -253,12 +259,6 @@ def hunspell_reader(dictionary: str, words_per_document: int = 1000) -> Reader:
             raise RagkitError(f"{source.pin} holds no {dictionary}")
         lines = found[0].read_text(encoding="utf-8", errors="replace").splitlines()[1:]
         words = [line.split("/", 1)[0].strip() for line in lines if line.strip()]
-        relative = found[0].relative_to(root)
-        for start in range(0, len(words), words_per_document):
-            yield CorpusDocument(
-                f"{source.name}/words/{start}",
-                "\n".join(words[start : start + words_per_document]),
-                f"{source.pin}:/{relative}#{start}",
-            )
+        yield from _word_documents(words, found[0].relative_to(root), source, words_per_document)
 
     return read
