@@ -165,9 +165,16 @@ class AdaptiveChunker:
         return DocumentContext.build(text, blocks, language, counter, embed=self.embed)
 
     def score(
-        self, chunks: Sequence[Chunk], context: DocumentContext, pairs: Sequence[tuple[int, int]]
+        self,
+        chunks: Sequence[Chunk],
+        context: DocumentContext,
+        pairs: Sequence[tuple[int, int]],
+        with_embeddings: bool | None = None,
     ) -> dict[str, float]:
-        """Every metric this chunker can compute for ``chunks``, plus the weighted ``score``."""
+        """Every metric this chunker can compute for ``chunks``, plus the weighted ``score``.
+
+        ``with_embeddings=False`` leaves ICC and DCC out (default: whenever ``embed`` is set).
+        """
         return score_chunking(
             chunks,
             context,
@@ -175,7 +182,7 @@ class AdaptiveChunker:
             self.weights,
             (self.min_tokens, self.max_tokens),
             self.window_tokens,
-            with_embeddings=self.embed is not None,
+            with_embeddings=self.embed is not None if with_embeddings is None else with_embeddings,
         )
 
     def chunk(
@@ -196,15 +203,7 @@ class AdaptiveChunker:
         for label, chunks in chunked:
             key = tuple((c.start, c.end) for c in chunks)
             if not distinct[key]:
-                distinct[key] = score_chunking(
-                    chunks,
-                    context,
-                    pairs,
-                    self.weights,
-                    (self.min_tokens, self.max_tokens),
-                    self.window_tokens,
-                    with_embeddings=embeddings,
-                )
+                distinct[key] = self.score(chunks, context, pairs, embeddings)
             scores[label] = distinct[key]
         best = max(range(len(chunked)), key=lambda k: scores[chunked[k][0]]["score"])
         return Selection(
