@@ -1,0 +1,1 @@
+"""Groupwise reranking: the model, its attention (dense or DHSA), GRPO training."""
