@@ -13,19 +13,22 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ragkit.discovery import SkippedFile, discover, display_path
 from ragkit.errors import RagkitError
 from ragkit.normalize.detect import detect_language, detect_script
 
-SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".jsonl", ".pdf")
-MAX_FILE_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_FILE_MB = 64
 
 
 @dataclass(frozen=True)
@@ -59,14 +62,6 @@ class Document:
             self.language = detect_language(self.text, self.script)
 
 
-@dataclass(frozen=True)
-class SkippedFile:
-    """A file (or JSONL line) that was not ingested, and why."""
-
-    path: str
-    reason: str
-
-
 @dataclass
 class LoadResult:
     documents: list[Document] = field(default_factory=list)
@@ -75,31 +70,6 @@ class LoadResult:
 
 def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def discover(paths: Iterable[Path]) -> tuple[list[Path], list[SkippedFile]]:
-    """Files under ``paths`` (recursively, sorted); unsupported and missing ones are reported."""
-    found: list[Path] = []
-    skipped: list[SkippedFile] = []
-    for path in paths:
-        if path.is_dir():
-            for child in sorted(p for p in path.rglob("*") if p.is_file()):
-                if child.name.startswith("."):
-                    continue
-                if child.suffix.lower() in SUPPORTED_SUFFIXES:
-                    found.append(child)
-                else:
-                    skipped.append(
-                        SkippedFile(str(child), f"unsupported file type {child.suffix!r}")
-                    )
-        elif path.is_file():
-            if path.suffix.lower() in SUPPORTED_SUFFIXES:
-                found.append(path)
-            else:
-                skipped.append(SkippedFile(str(path), f"unsupported file type {path.suffix!r}"))
-        else:
-            skipped.append(SkippedFile(str(path), "no such file or folder"))
-    return found, skipped
 
 
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
@@ -143,16 +113,23 @@ def text_blocks(text: str, markdown: bool = False) -> list[Block]:
 
 
 def decode_text(data: bytes, path: Path) -> str:
-    """UTF-8 (with or without BOM) or UTF-16 with BOM; anything else is refused."""
-    if b"\x00" in data[:8192] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    """UTF-8 (with or without BOM) or UTF-16 with BOM; anything else is refused.
+
+    Example:
+        >>> decode_text("café".encode("latin-1"), Path("a.txt"))
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.RagkitError: a.txt: not valid UTF-8 at byte 3; re-encode the file as UTF-8
+    """
+    utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+    if not utf16 and b"\x00" in data:
         raise RagkitError(f"{path}: looks binary (NUL bytes), not text")
     try:
-        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-            return data.decode("utf-16")
-        return data.decode("utf-8-sig")
+        return data.decode("utf-16") if utf16 else data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
+        encoding = "UTF-16" if utf16 else "UTF-8"
         raise RagkitError(
-            f"{path}: not valid UTF-8 at byte {error.start}; re-encode the file as UTF-8"
+            f"{path}: not valid {encoding} at byte {error.start}; re-encode the file as UTF-8"
         ) from error
 
 
@@ -232,17 +209,18 @@ def _load_html(data: bytes, path: Path) -> tuple[str, list[Block]]:
     return _join_blocks(parser.parts)
 
 
-def _load_pdf(path: Path) -> tuple[str, list[Block]]:
+def _load_pdf(data: bytes, path: Path) -> tuple[str, list[Block]]:
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
 
     try:
-        reader = PdfReader(str(path))
-        if reader.is_encrypted:
-            raise RagkitError(f"{path}: PDF is encrypted; decrypt it first")
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):  # owner-only passwords open with ""
+            raise RagkitError(f"{path}: PDF is encrypted with a password; decrypt it first")
         pages = [page.extract_text() or "" for page in reader.pages]
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as error:
-        raise RagkitError(f"{path}: unreadable PDF ({error})") from error
+    except RagkitError:
+        raise
+    except Exception as error:  # pypdf raises many error types on damaged input
+        raise RagkitError(f"{path}: unreadable PDF ({type(error).__name__}: {error})") from error
     parts: list[tuple[str, str]] = []
     for page in pages:
         for paragraph in _BLANK_LINES.split(page):
@@ -251,28 +229,48 @@ def _load_pdf(path: Path) -> tuple[str, list[Block]]:
     return _join_blocks(parts)
 
 
+def _record_problem(record: Any) -> str | None:
+    """Why a parsed JSONL line is not a document record, or None."""
+    if not isinstance(record, dict):
+        return "line is not a JSON object"
+    if record.get("id", record.get("_id")) is None or not isinstance(record.get("text"), str):
+        return "needs an 'id' (or '_id') and a string 'text'"
+    try:
+        json.dumps(record, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return "a string holds an unpaired surrogate escape (\\ud800-\\udfff), not text"
+    return None
+
+
 def _jsonl_documents(data: bytes, path: Path, result: LoadResult) -> None:
+    """One document per JSON line; bad lines (and repeated ids) are skipped with their number."""
     text = decode_text(data, path)
-    for number, line in enumerate(text.splitlines(), start=1):
+    first_line: dict[str, int] = {}
+    # Records end at "\n" only: JSON strings may hold U+2028 and other line separators.
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        where = f"{path}:{number}"
+        where = f"{display_path(path)}:{number}"
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
             result.skipped.append(SkippedFile(where, f"invalid JSON ({error.msg})"))
             continue
-        if not isinstance(record, dict):
-            result.skipped.append(SkippedFile(where, "line is not a JSON object"))
+        except (ValueError, RecursionError) as error:  # too many digits, nesting too deep
+            result.skipped.append(SkippedFile(where, f"invalid JSON ({error})"))
             continue
-        record_id = record.get("id", record.get("_id"))
-        body = record.get("text")
-        if record_id is None or not isinstance(body, str):
-            result.skipped.append(
-                SkippedFile(where, "needs an 'id' (or '_id') and a string 'text'")
-            )
+        problem = _record_problem(record)
+        if problem:
+            result.skipped.append(SkippedFile(where, problem))
             continue
+        record_id = str(record.get("id", record.get("_id")))
+        if record_id in first_line:
+            reason = f"id {record_id!r} already used on line {first_line[record_id]}"
+            result.skipped.append(SkippedFile(where, reason))
+            continue
+        first_line[record_id] = number
         title = record.get("title") or ""
+        body = record["text"]
         full = f"{title}\n\n{body}" if title else body
         if not full.strip():
             result.skipped.append(SkippedFile(where, "empty text"))
@@ -286,27 +284,66 @@ def _jsonl_documents(data: bytes, path: Path, result: LoadResult) -> None:
                 content_hash=content_hash(line.encode("utf-8")),
                 blocks=text_blocks(full),
                 title=str(title),
-                external_id=str(record_id),
+                external_id=record_id,
                 metadata=metadata,
             )
         )
 
 
-def load_file(path: Path, result: LoadResult) -> None:
-    """Load one file into ``result``; raises ``RagkitError`` naming the file when it cannot."""
+def max_file_bytes() -> int:
+    """The largest file the loaders read: ``RAGKIT_MAX_FILE_MB`` MiB (default 64).
+
+    Larger files are skipped (never read), so one huge file cannot exhaust memory.
+
+    Example:
+        >>> max_file_bytes() == int(os.environ.get("RAGKIT_MAX_FILE_MB", "64")) * 2**20
+        True
+    """
+    value = os.environ.get("RAGKIT_MAX_FILE_MB", str(DEFAULT_MAX_FILE_MB))
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise RagkitError(f"{path}: {size} bytes is over the {MAX_FILE_BYTES}-byte limit")
-        data = path.read_bytes()
+        megabytes = int(value)
+    except ValueError:
+        megabytes = 0
+    if megabytes < 1:
+        raise RagkitError(f"RAGKIT_MAX_FILE_MB={value!r}: give a whole number of MiB, e.g. 64")
+    return megabytes * 2**20
+
+
+def read_bounded(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; reads never exceed the limit."""
+    try:
+        # O_NONBLOCK: a FIFO swapped in after discovery must not block the open.
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as error:
         raise RagkitError(f"{path}: cannot read ({error.strerror})") from error
+    with os.fdopen(handle, "rb") as stream:
+        info = os.fstat(stream.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise RagkitError(f"{path}: not a regular file (FIFO, socket or device)")
+        too_big = RagkitError(
+            f"{path}: {info.st_size:,} bytes is over the {limit:,}-byte file limit; split the "
+            "file or raise RAGKIT_MAX_FILE_MB"
+        )
+        if info.st_size > limit:
+            raise too_big
+        try:
+            data = stream.read(limit + 1)
+        except OSError as error:
+            raise RagkitError(f"{path}: cannot read ({error.strerror})") from error
+    if len(data) > limit:  # the file grew after the size check
+        raise too_big
+    return data
+
+
+def load_file(path: Path, result: LoadResult) -> None:
+    """Load one file into ``result``; raises ``RagkitError`` naming the file when it cannot."""
+    data = read_bounded(path, max_file_bytes())
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         _jsonl_documents(data, path, result)
         return
     if suffix == ".pdf":
-        text, blocks = _load_pdf(path)
+        text, blocks = _load_pdf(data, path)
     elif suffix in (".html", ".htm"):
         text, blocks = _load_html(data, path)
     else:
@@ -328,9 +365,14 @@ def load_file(path: Path, result: LoadResult) -> None:
 
 
 def load_paths(paths: Iterable[Path]) -> LoadResult:
-    """Discover and load every supported file; failures become ``skipped`` entries."""
+    """Discover and load every supported file; failures become ``skipped`` entries.
+
+    Each file's problem is reported on its own (see :mod:`ragkit.discovery` for the files passed
+    over); the files that load are returned whatever happened to the others.
+    """
     files, skipped = discover(paths)
     result = LoadResult(skipped=skipped)
+    max_file_bytes()  # a bad RAGKIT_MAX_FILE_MB fails the whole run, not every file
     for path in files:
         try:
             load_file(path, result)
