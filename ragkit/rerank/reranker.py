@@ -1,0 +1,196 @@
+"""Reranking with a trained groupwise model: groups, passes, score averaging, interpolation.
+
+More candidates than the model's ``group_size`` are split into balanced groups; each of
+``passes`` passes shuffles the candidates first (seeded), so a candidate meets different
+rivals, and its expected scores are averaged. Scores are comparable across groups because
+training rewards calibrated levels (the distributional term of
+:mod:`ragkit.rerank.rewards`), not only the order within a group. The final score optionally
+mixes in the first-stage score: ``(1 − w) · rerank + w · minmax(first_stage)``.
+
+Weights load from ``safetensors`` (never pickle). The shipped model lives in
+``ragkit/rerank/weights/groupwise-minilm/`` with its model card.
+
+Example:
+    >>> reranker = Reranker.load()  # doctest: +SKIP
+    >>> docs = ["Water boils at 100 °C at sea level.", "Paris is the capital of France."]
+    >>> [c.index for c in reranker.rank("boiling point of water", docs)]  # doctest: +SKIP
+    [0, 1]
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+
+from ragkit.errors import RagkitError
+from ragkit.rerank.backbone import Backbone, TokenStates
+from ragkit.rerank.config import RerankerConfig
+from ragkit.rerank.features import overlaps
+from ragkit.rerank.model import GroupwiseReranker, expected_score, group_features
+
+log = logging.getLogger(__name__)
+
+WEIGHTS_DIR = Path(__file__).parent / "weights"
+DEFAULT_RERANKER = "groupwise-minilm"
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+
+
+@dataclass(frozen=True)
+class RankedCandidate:
+    """A candidate's position in the input list and its scores (``score`` sorts)."""
+
+    index: int
+    score: float
+    rerank_score: float
+
+
+def balanced_groups(count: int, size: int) -> list[slice]:
+    """Split ``count`` items into the fewest groups of at most ``size``, sizes within one.
+
+    Example:
+        >>> [(s.start, s.stop) for s in balanced_groups(10, 4)]
+        [(0, 3), (3, 7), (7, 10)]
+    """
+    groups = max(1, math.ceil(count / size))
+    bounds = np.linspace(0, count, groups + 1).round().astype(int)
+    return [slice(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
+
+
+def minmax(values: np.ndarray) -> np.ndarray:
+    """Values scaled to [0, 1] within the list (all 1 when they are equal)."""
+    low, high = float(values.min()), float(values.max())
+    return (values - low) / (high - low) if high > low else np.ones_like(values)
+
+
+def resolve_model_folder(name_or_path: str | Path | None) -> Path:
+    """A shipped model's folder by name (default ``groupwise-minilm``) or a folder path."""
+    name = str(name_or_path or os.environ.get("RAGKIT_RERANKER", DEFAULT_RERANKER))
+    folder = WEIGHTS_DIR / name if (WEIGHTS_DIR / name).is_dir() else Path(name)
+    if not (folder / WEIGHTS_FILE).exists() or not (folder / CONFIG_FILE).exists():
+        shipped = sorted(p.name for p in WEIGHTS_DIR.glob("*/") if p.is_dir())
+        raise RagkitError(
+            f"reranker {name!r}: no {CONFIG_FILE} + {WEIGHTS_FILE} in {folder}; use a shipped "
+            f"model ({', '.join(shipped) or 'none installed'}) or train one with "
+            "`ragkit rerank train`"
+        )
+    return folder
+
+
+def save_model(model: GroupwiseReranker, folder: Path) -> None:
+    """Write ``config.json`` and ``model.safetensors`` into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / CONFIG_FILE).write_text(model.config.model_dump_json(indent=2) + "\n")
+    state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+    save_file(state, str(folder / WEIGHTS_FILE))
+
+
+def load_model(folder: Path) -> GroupwiseReranker:
+    """The model saved in ``folder`` by :func:`save_model`, in eval mode."""
+    config = RerankerConfig.model_validate_json((folder / CONFIG_FILE).read_text())
+    model = GroupwiseReranker(config)
+    try:
+        model.load_state_dict(load_file(str(folder / WEIGHTS_FILE)))
+    except (RuntimeError, OSError) as error:
+        raise RagkitError(
+            f"{folder / WEIGHTS_FILE}: not weights for this config ({error})"
+        ) from error
+    return model.eval()
+
+
+class Reranker:
+    """Scores a query against candidates with a :class:`GroupwiseReranker`.
+
+    ``passes``: shuffled passes over groups when candidates exceed ``group_size``;
+    ``first_stage_weight``: share of the min-max normalized first-stage score in the result.
+    """
+
+    def __init__(
+        self,
+        model: GroupwiseReranker,
+        backbone: Backbone | None = None,
+        passes: int = 3,
+        first_stage_weight: float = 0.0,
+        seed: int = 0,
+    ) -> None:
+        if passes < 1:
+            raise RagkitError(f"reranker passes must be ≥ 1, got {passes}")
+        if not 0.0 <= first_stage_weight <= 1.0:
+            raise RagkitError(f"first_stage_weight must lie in [0, 1], got {first_stage_weight}")
+        self.model = model.eval()
+        self.config = model.config
+        self.backbone = backbone or Backbone(self.config.backbone)
+        self.passes = passes
+        self.first_stage_weight = first_stage_weight
+        self.seed = seed
+
+    @classmethod
+    def load(cls, name_or_path: str | Path | None = None, **options: object) -> Reranker:
+        """The shipped model (or a folder saved by training) with inference ``options``."""
+        return cls(load_model(resolve_model_folder(name_or_path)), **options)  # type: ignore[arg-type]
+
+    @torch.inference_mode()
+    def score_states(
+        self, query: TokenStates, docs: TokenStates, overlap: torch.Tensor
+    ) -> np.ndarray:
+        """Expected scores of ``n`` candidates (states of one query, ``n`` documents)."""
+        count = docs.hidden.shape[0]
+        cosine = docs.pooled() @ query.pooled()[0]
+        total = np.zeros(count)
+        size = self.config.group_size
+        passes = 1 if count <= size else self.passes
+        rng = np.random.default_rng(self.seed)
+        for pass_number in range(passes):
+            order = np.arange(count) if pass_number == 0 else rng.permutation(count)
+            for group in balanced_groups(count, size):
+                members = torch.as_tensor(order[group])
+                valid = torch.ones(1, len(members), dtype=torch.bool)
+                features = group_features(
+                    cosine[members].unsqueeze(0), overlap[members].unsqueeze(0), valid
+                )
+                logits = self.model(
+                    query.hidden,
+                    query.mask,
+                    docs.hidden[members].unsqueeze(0),
+                    docs.mask[members].unsqueeze(0),
+                    features,
+                )
+                total[members.numpy()] += expected_score(logits)[0].double().numpy()
+        return total / passes
+
+    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
+        """Expected relevance in [0, 1] of each document for ``query`` (no interpolation)."""
+        if not documents:
+            return np.zeros(0)
+        query_states = self.backbone.encode([query], self.config.query_tokens, "query")
+        doc_states = self.backbone.encode(documents, self.config.doc_tokens, "passage")
+        return self.score_states(query_states, doc_states, overlaps(query, documents))
+
+    def rank(
+        self,
+        query: str,
+        documents: Sequence[str],
+        first_stage: Sequence[float] | None = None,
+        top_k: int | None = None,
+    ) -> list[RankedCandidate]:
+        """Candidates best first; ``first_stage`` scores are mixed in by ``first_stage_weight``."""
+        rerank = self.score(query, documents)
+        final = rerank
+        if first_stage is not None and self.first_stage_weight > 0 and len(documents):
+            if len(first_stage) != len(documents):
+                raise RagkitError(
+                    f"{len(first_stage)} first-stage scores for {len(documents)} documents"
+                )
+            prior = minmax(np.asarray(first_stage, dtype=np.float64))
+            final = (1 - self.first_stage_weight) * rerank + self.first_stage_weight * prior
+        order = sorted(range(len(documents)), key=lambda i: (-final[i], i))[:top_k]
+        return [RankedCandidate(i, float(final[i]), float(rerank[i])) for i in order]
