@@ -108,22 +108,24 @@ def search(
 ) -> list[tuple[int, float]]:
     """Best ``k`` (chunk id, inner product); ``allowed`` restricts to those chunk ids.
 
-    IVF results are re-scored exactly with vectors from ``fetch`` (chunk ids → vectors).
+    ``settings.hnsw_ef_search`` and ``settings.ivf_nprobe`` apply at every search (not only
+    the values the index was built with). IVF results are re-scored exactly with vectors from
+    ``fetch`` (chunk ids → vectors).
     """
     if index.ntotal == 0 or (allowed is not None and not len(allowed)):
         return []
     kind = kind_of(index)
     wanted = k * settings.rescore_factor if kind == "ivf" else k
     query = query.reshape(1, -1).astype(np.float32)
-    params = None
+    selector = None
     if allowed is not None:
         selector = faiss.IDSelectorBatch(np.asarray(allowed, dtype=np.int64))
-        if kind == "hnsw":
-            params = faiss.SearchParametersHNSW(sel=selector, efSearch=settings.hnsw_ef_search)
-        elif kind == "ivf":
-            params = faiss.SearchParametersIVF(sel=selector, nprobe=settings.ivf_nprobe)
-        else:
-            params = faiss.SearchParameters(sel=selector)
+    if kind == "hnsw":
+        params = faiss.SearchParametersHNSW(sel=selector, efSearch=settings.hnsw_ef_search)
+    elif kind == "ivf":
+        params = faiss.SearchParametersIVF(sel=selector, nprobe=settings.ivf_nprobe)
+    else:
+        params = faiss.SearchParameters(sel=selector)
     threads = faiss.omp_get_max_threads()
     faiss.omp_set_num_threads(1)  # one query: threads only add start-up and spin overhead
     try:

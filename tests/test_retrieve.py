@@ -63,6 +63,35 @@ def test_dense_kinds_find_the_exact_neighbour(kind):
     assert {i for i, _ in filtered} <= {2000, 2001}
 
 
+@pytest.mark.parametrize(
+    ("kind", "low", "high"),
+    [
+        ("hnsw", {"hnsw_ef_search": 10}, {"hnsw_ef_search": 400}),
+        ("ivf", {"ivf_nprobe": 1}, {"ivf_nprobe": 256, "rescore_factor": 20}),
+    ],
+)
+def test_search_settings_apply_at_query_time(kind, low, high):
+    """One index built once: the search-time setting, not the build-time one, sets recall."""
+    vectors, queries = _unit(3000), _unit(50, seed=1)
+    ids = np.arange(3000, dtype=np.int64)
+    built = Settings(hnsw_threshold=1, ivf_threshold=1 if kind == "ivf" else 10**9, ivf_pq_m=8)
+    index = dense_index.build_index(32, len(ids), built, lambda: iter([(ids, vectors)]))
+    exact = np.argsort(-(queries @ vectors.T), axis=1)[:, :10]
+    fetch = lambda wanted: {i: vectors[i] for i in wanted}
+
+    def recall(overrides: dict) -> float:
+        settings = built.model_copy(update=overrides)
+        found = [
+            [i for i, _ in dense_index.search(index, q, 10, settings, fetch=fetch)] for q in queries
+        ]
+        return float(
+            np.mean([len(set(f) & set(e)) / 10 for f, e in zip(found, exact, strict=True)])
+        )
+
+    assert recall(high) >= 0.95
+    assert recall(low) < recall(high) - 0.1
+
+
 def test_fusion_methods_agree_on_a_clear_winner():
     dense = [(1, 0.9), (2, 0.5)]
     sparse = [(1, 8.0), (3, 2.0)]
