@@ -1,0 +1,139 @@
+"""Hostile inputs: every bad file is reported on its own, the batch completes, memory stays bounded."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import MODEL
+from hostile import UNREADABLE, Case, build, relative, root_reads_everything, without_read_override
+from killharness import ingest_command
+from typer.testing import CliRunner
+
+from ragkit import Index
+from ragkit.cli import app
+from ragkit.doctor import diagnose
+from ragkit.documents import load_paths
+
+log = logging.getLogger(__name__)
+
+
+def _expected(cases: list[Case], unreadable_is_read: bool) -> list[Case]:
+    """The cases, with the mode-000 file expected to load when the reader bypasses permissions."""
+    if not unreadable_is_read:
+        return cases
+    log.warning("running as root with CAP_DAC_OVERRIDE: %s (mode 000) is readable", UNREADABLE)
+    return [Case(c.name, "", c.what) if c.name == UNREADABLE else c for c in cases]
+
+
+def _check_outcomes(cases: list[Case], skipped: dict[str, str], keys: set[str]) -> None:
+    for case in cases:
+        if case.expect:
+            assert case.name in skipped, f"{case.what}: {case.name!r} not reported"
+            assert case.expect in skipped.pop(case.name), case.what
+        else:
+            assert case.name in keys, f"{case.what}: {case.name!r} not ingested"
+    assert skipped == {}, "reported, but not a hostile case"
+    assert keys == {c.name for c in cases if not c.expect}
+
+
+def test_loaders_report_every_hostile_file(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    cases = _expected(build(corpus), root_reads_everything())
+    result = load_paths([corpus])
+    skipped = {relative(s.path, corpus): s.reason for s in result.skipped}
+    _check_outcomes(cases, skipped, {relative(d.key, corpus) for d in result.documents})
+    nested = next(d for d in result.documents if d.key.endswith("nested.html"))
+    assert nested.text == "Deep text survives."
+    lines = {d.external_id: d.text for d in result.documents if d.key.endswith(("#ok1", "#ls"))}
+    assert lines["ls"] == "Line\u2028separator inside"
+
+
+def _run(command: list[str], env: dict[str, str]) -> tuple[int, str, str]:
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=env, timeout=600, check=False
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def _reader_prefix() -> tuple[list[str], bool]:
+    """How to run the CLI so mode 000 means unreadable, and whether it still reads such files."""
+    if not root_reads_everything():
+        return [], False
+    prefix = without_read_override()
+    probe = subprocess.run([*prefix, "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        log.warning("setpriv cannot drop CAP_DAC_OVERRIDE here: %s", probe.stderr.decode())
+        return [], True
+    return prefix, False
+
+
+def test_cli_ingest_of_hostile_corpus_keeps_committed_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    good = tmp_path / "committed"
+    good.mkdir()
+    (good / "tides.txt").write_text("Tides rise twice a day.\n", encoding="utf-8")
+    index = Index.open(tmp_path / "index", create=True, model=MODEL)
+    index.ingest([good])
+    index.close()
+    corpus = tmp_path / "corpus"
+    prefix, reads_unreadable = _reader_prefix()
+    cases = _expected(build(corpus), reads_unreadable)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+
+    code, stdout, stderr = _run([*prefix, *ingest_command(corpus, tmp_path / "index")], env)
+    assert code == 1, stderr  # some files skipped, the rest committed
+    assert "Traceback" not in stderr
+    for case in cases:
+        if case.expect:
+            line = next((x for x in stdout.splitlines() if f"/{case.name}: " in x), "")
+            assert case.expect in line, f"{case.what}: {case.name!r} not in the summary"
+
+    reopened = Index.open(tmp_path / "index")
+    keys = {relative(k, corpus) for k in reopened.store.document_hashes()}
+    assert str(good / "tides.txt") in keys  # committed before the hostile run: still there
+    assert keys - {str(good / "tides.txt")} == {c.name for c in cases if not c.expect}
+    assert diagnose(tmp_path / "index").problems == []
+    hits = reopened.search("deep text survives", k=3, mode="sparse")
+    assert hits and hits[0].source.endswith("nested.html")
+    reopened.close()
+
+    runner = CliRunner()
+    again = runner.invoke(app, ["ingest", str(good), "--index", str(tmp_path / "index")])
+    assert again.exit_code == 0, again.output  # nothing skipped: exit 0
+    monkeypatch.setenv("RAGKIT_MAX_FILE_MB", "lots")
+    failed = runner.invoke(app, ["ingest", str(good), "--index", str(tmp_path / "index")])
+    assert failed.exit_code == 2 and "RAGKIT_MAX_FILE_MB='lots'" in failed.output  # failure
+
+
+# VmHWM (peak RSS of this process image): ru_maxrss would carry the parent's peak over exec.
+LOAD_SCRIPT = """
+import re, sys
+from pathlib import Path
+from ragkit.documents import load_paths
+result = load_paths([Path(sys.argv[1])])
+peak = re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text()).group(1)
+print(len(result.documents), len(result.skipped), peak)
+"""
+
+
+def test_a_200_mb_file_is_refused_without_reading_it(tmp_path: Path) -> None:
+    small = tmp_path / "small.txt"
+    small.write_text("A small file.\n", encoding="utf-8")
+    huge = tmp_path / "huge.txt"
+    with huge.open("wb") as handle:
+        handle.write(b"text\n")
+        handle.truncate(200 * 2**20)  # sparse: no disk blocks behind the zeros
+    peaks = {}
+    for path in (small, huge):
+        command = [sys.executable, "-c", LOAD_SCRIPT, str(path)]
+        output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+        documents, skipped, peaks[path.name] = (int(x) for x in output.split())
+        assert (documents, skipped) == ((1, 0) if path is small else (0, 1))
+    log.info("peak RSS KiB: %s", peaks)
+    assert peaks["huge.txt"] - peaks["small.txt"] < 16 * 1024  # far below the file's 200 MiB
