@@ -36,6 +36,8 @@ Algorithm = Literal["unigram", "bpe"]
 MULTILINGUAL = "mul"
 MAX_SENTENCE_CHARS = 2_000
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?؟۔።፧])\s+|\n+")
+# Lone surrogates (a query holding undecodable command-line bytes) cannot reach SentencePiece.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def tokenizers_dir() -> Path:
@@ -69,7 +71,7 @@ class Tokenizer:
         """Text as the model was trained on it: normalized (if so) with whitespace runs as one
         space (training sentences never hold a line break, so one would encode as unknown)."""
         text = normalizer_for(self.language).apply(text).text if self.normalized else text
-        return " ".join(text.split())
+        return " ".join(_text_only(text).split())
 
     def encode(self, text: str) -> list[str]:
         """Pieces of ``text`` (normalized first when the model was trained normalized)."""
@@ -86,7 +88,7 @@ class Tokenizer:
 
     def pieces(self, text: str) -> list[str]:
         """Pieces of ``text`` as given (no normalization: ``text`` is already a matching key)."""
-        return self.processor.encode(text, out_type=str)
+        return self.processor.encode(_text_only(text), out_type=str)
 
     @property
     def vocab_size(self) -> int:
@@ -95,6 +97,16 @@ class Tokenizer:
     @property
     def unk_id(self) -> int:
         return self.processor.unk_id()
+
+
+def _text_only(text: str) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD.
+
+    Example:
+        >>> _text_only("a\\udcff b")
+        'a\\ufffd b'
+    """
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
 def sentences(texts: Iterable[str]) -> Iterator[str]:
