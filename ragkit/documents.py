@@ -245,6 +245,8 @@ def _record_problem(record: Any) -> str | None:
 def _jsonl_documents(data: bytes, path: Path, result: LoadResult) -> None:
     """One document per JSON line; bad lines (and repeated ids) are skipped with their number."""
     text = decode_text(data, path)
+    if not text.strip():
+        raise RagkitError(f"{path}: empty (no JSON lines)")
     first_line: dict[str, int] = {}
     # Records end at "\n" only: JSON strings may hold U+2028 and other line separators.
     for number, line in enumerate(text.split("\n"), start=1):

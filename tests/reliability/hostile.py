@@ -143,6 +143,7 @@ def build(folder: Path, huge_bytes: int = HUGE_BYTES) -> list[Case]:
     put("locked.pdf", encrypted_pdf("Secret text.", "user-pw"), "encrypted", "user password")
     put("owner-only.pdf", encrypted_pdf("Open text.", ""), "", "owner password only")
     cases.extend(_jsonl(folder))
+    put("blank.jsonl", "\n \n\n", "empty", "JSONL with blank lines only")
     (folder / "loop-a.txt").symlink_to("loop-b.txt")
     (folder / "loop-b.txt").symlink_to("loop-a.txt")
     (folder / "self.md").symlink_to("self.md")
