@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ragkit.models import load_encoder, model_spec
+from ragkit.tokenize import text_only
 
 
 class Encoder:
@@ -29,7 +30,7 @@ class Encoder:
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
         vectors = self.model.encode(
-            list(texts),
+            [text_only(t) for t in texts],
             batch_size=self.batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,

@@ -71,7 +71,7 @@ class Tokenizer:
         """Text as the model was trained on it: normalized (if so) with whitespace runs as one
         space (training sentences never hold a line break, so one would encode as unknown)."""
         text = normalizer_for(self.language).apply(text).text if self.normalized else text
-        return " ".join(_text_only(text).split())
+        return " ".join(text_only(text).split())
 
     def encode(self, text: str) -> list[str]:
         """Pieces of ``text`` (normalized first when the model was trained normalized)."""
@@ -88,7 +88,7 @@ class Tokenizer:
 
     def pieces(self, text: str) -> list[str]:
         """Pieces of ``text`` as given (no normalization: ``text`` is already a matching key)."""
-        return self.processor.encode(_text_only(text), out_type=str)
+        return self.processor.encode(text_only(text), out_type=str)
 
     @property
     def vocab_size(self) -> int:
@@ -99,11 +99,11 @@ class Tokenizer:
         return self.processor.unk_id()
 
 
-def _text_only(text: str) -> str:
-    """``text`` with lone surrogates replaced by U+FFFD.
+def text_only(text: str) -> str:
+    """``text`` with lone surrogates (which no tokenizer accepts) replaced by U+FFFD.
 
     Example:
-        >>> _text_only("a\\udcff b")
+        >>> text_only("a\\udcff b")
         'a\\ufffd b'
     """
     return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text

@@ -101,6 +101,8 @@ def test_cli_ingest_of_hostile_corpus_keeps_committed_data(
     assert diagnose(tmp_path / "index").problems == []
     hits = reopened.search("deep text survives", k=3, mode="sparse")
     assert hits and hits[0].source.endswith("nested.html")
+    for mode in ("dense", "sparse", "hybrid"):  # undecodable argv bytes arrive as surrogates
+        assert reopened.search(os.fsdecode(b"deep text \xff"), k=3, mode=mode)
     reopened.close()
 
     runner = CliRunner()
