@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
+import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +28,7 @@ from ragkit.discovery import display_path
 
 HUGE_BYTES = 200 * 2**20
 UNREADABLE = "unreadable.txt"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -174,25 +178,57 @@ def build(folder: Path, huge_bytes: int = HUGE_BYTES) -> list[Case]:
     return cases
 
 
+def mismatches(cases: list[Case], skipped: dict[str, str], keys: set[str]) -> list[str]:
+    """Where an outcome differs from the cases: ``skipped`` maps each reported name (relative)
+    to its reason, ``keys`` holds the relative keys of the ingested documents."""
+    problems = []
+    left = dict(skipped)
+    for case in cases:
+        if not case.expect and case.name not in keys:
+            problems.append(f"{case.what}: {case.name!r} not ingested")
+        elif case.expect and case.expect not in left.pop(case.name, ""):
+            problems.append(f"{case.what}: {case.name!r} not reported with {case.expect!r}")
+    problems += [f"{name!r} reported but not a case: {reason}" for name, reason in left.items()]
+    expected = {c.name for c in cases if not c.expect}
+    problems += [f"{key!r} ingested but not a case" for key in sorted(keys - expected)]
+    return problems
+
+
+def expected_for(cases: list[Case], reads_unreadable: bool) -> list[Case]:
+    """The cases, with the mode-000 file expected to load when the reader bypasses permissions."""
+    if not reads_unreadable:
+        return cases
+    return [Case(c.name, "", c.what) if c.name == UNREADABLE else c for c in cases]
+
+
 def relative(path: str, folder: Path) -> str:
     """A reported path (display form) relative to the corpus folder."""
     return path.removeprefix(display_path(folder) + "/")
 
 
+def summary_skips(stdout: str, folder: Path) -> dict[str, str]:
+    """The skipped entries ``ragkit ingest`` printed (``  PATH: REASON`` lines), by name."""
+    entries = (line.strip().partition(": ") for line in stdout.splitlines() if line[:2] == "  ")
+    return {relative(path, folder): reason for path, _, reason in entries}
+
+
+def reader_prefix() -> tuple[list[str], bool]:
+    """A command prefix under which mode 000 means unreadable, and whether the command will
+    still read such files (root where ``setpriv`` cannot drop CAP_DAC_OVERRIDE)."""
+    if not root_reads_everything():
+        return [], False
+    prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
+    probe = subprocess.run([*prefix, "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        log.warning("setpriv cannot drop CAP_DAC_OVERRIDE here: %s", probe.stderr.decode())
+        return [], True
+    return prefix, False
+
+
 def root_reads_everything() -> bool:
     """True when this process bypasses file permissions (root with CAP_DAC_OVERRIDE)."""
-    return os.geteuid() == 0 and _can_read_mode_000()
-
-
-def _can_read_mode_000() -> bool:
-    import tempfile
-
+    if os.geteuid() != 0:
+        return False
     with tempfile.NamedTemporaryFile() as probe:
         os.chmod(probe.name, 0)
         return os.access(probe.name, os.R_OK)
-
-
-def without_read_override() -> list[str]:
-    """A command prefix that runs a program as this root user without CAP_DAC_OVERRIDE and
-    CAP_DAC_READ_SEARCH (util-linux ``setpriv``), so mode-000 files are unreadable to it."""
-    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
