@@ -35,13 +35,16 @@ class AttentionConfig:
     """Which attention the interaction layers run, and DHSA's budget.
 
     ``budget``: keys each query block keeps (DHSA); ``block_size``: query tokens per block;
-    ``local_window``: keys on each side of a block always kept.
+    ``local_window``: keys on each side of a block always kept; ``chunk_size``: mean length of
+    the key chunks DHSA cuts where adjacent keys' similarity drops; ``max_chunk``: longest chunk.
     """
 
     kind: AttentionKind = "dense"
     budget: int = 1024
     block_size: int = 64
     local_window: int = 64
+    chunk_size: int = 16
+    max_chunk: int = 64
 
 
 def dense_attention(

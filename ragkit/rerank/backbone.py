@@ -76,3 +76,43 @@ class Backbone:
             hidden[start : start + len(batch), :width] = output
             mask[start : start + len(batch), :width] = encoded["attention_mask"].bool()
         return TokenStates(hidden, mask)
+
+
+class StateBank:
+    """Backbone states of many texts, each encoded once (training reads them many times).
+
+    Kept as float16 to halve memory (2,860 passages × 128 tokens × 384 ≈ 280 MB).
+
+    Example:
+        >>> bank = StateBank(Backbone("all-minilm-l6-v2"), 32, "passage")  # doctest: +SKIP
+        >>> bank.add(["a text", "another"]); bank.get(["another"]).hidden.shape  # doctest: +SKIP
+        torch.Size([1, 32, 384])
+    """
+
+    def __init__(self, backbone: Backbone, max_tokens: int, kind: Literal["query", "passage"]):
+        self.backbone = backbone
+        self.max_tokens = max_tokens
+        self.kind: Literal["query", "passage"] = kind
+        self.rows: dict[str, int] = {}
+        self._hidden: list[torch.Tensor] = []
+        self._mask: list[torch.Tensor] = []
+
+    def add(self, texts: Sequence[str], batch: int = 256) -> None:
+        """Encode the texts not yet in the bank."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self.rows))
+        for start in range(0, len(missing), batch):
+            part = missing[start : start + batch]
+            states = self.backbone.encode(part, self.max_tokens, self.kind)
+            for offset, text in enumerate(part):
+                self.rows[text] = len(self.rows)
+                self._hidden.append(states.hidden[offset].half())
+                self._mask.append(states.mask[offset])
+
+    def get(self, texts: Sequence[str]) -> TokenStates:
+        """States of ``texts`` (added first when missing), float32."""
+        self.add(texts)
+        rows = [self.rows[t] for t in texts]
+        return TokenStates(
+            torch.stack([self._hidden[r] for r in rows]).float(),
+            torch.stack([self._mask[r] for r in rows]),
+        )

@@ -1,0 +1,79 @@
+"""Training groups as tensors: backbone states from the state banks, features, labels.
+
+Example:
+    >>> soft_targets(torch.tensor([[0, 10]]), 11)[0, 1].argmax().item()
+    10
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from ragkit.rerank.backbone import StateBank
+from ragkit.rerank.features import overlaps
+from ragkit.rerank.model import group_features
+from ragkit.rerank.synthetic import TrainingGroup
+
+
+@dataclass(frozen=True)
+class GroupBatch:
+    """``B`` groups of ``K`` candidates ready for :class:`GroupwiseReranker`."""
+
+    query: torch.Tensor  # (B, Tq, H)
+    query_mask: torch.Tensor  # (B, Tq)
+    docs: torch.Tensor  # (B, K, Td, H)
+    doc_mask: torch.Tensor  # (B, K, Td)
+    features: torch.Tensor  # (B, K, F)
+    labels: torch.Tensor  # (B, K) teacher levels
+    valid: torch.Tensor  # (B, K)
+
+    def inputs(self) -> tuple[torch.Tensor, ...]:
+        return self.query, self.query_mask, self.docs, self.doc_mask, self.features
+
+    def singles(self) -> GroupBatch:
+        """Every candidate as its own group of one (the pointwise view of the same data)."""
+        batch, slots = self.labels.shape
+        repeat = self.query.repeat_interleave(slots, 0)
+        one = torch.ones(batch * slots, 1, dtype=torch.bool)
+        cosine_overlap = self.features[..., :2].reshape(batch * slots, 1, 2)
+        return GroupBatch(
+            repeat,
+            self.query_mask.repeat_interleave(slots, 0),
+            self.docs.reshape(batch * slots, 1, *self.docs.shape[2:]),
+            self.doc_mask.reshape(batch * slots, 1, -1),
+            group_features(cosine_overlap[..., 0], cosine_overlap[..., 1], one),
+            self.labels.reshape(batch * slots, 1),
+            one,
+        )
+
+
+def make_batch(
+    groups: Sequence[TrainingGroup], queries: StateBank, passages: StateBank, language: str = "en"
+) -> GroupBatch:
+    """Stack groups of equal size into one :class:`GroupBatch` (``language``: term analysis)."""
+    query_states = queries.get([g.query for g in groups])
+    doc_states = [passages.get(g.passages) for g in groups]
+    cosine = torch.stack(
+        [d.pooled() @ q for d, q in zip(doc_states, query_states.pooled(), strict=True)]
+    )
+    overlap = torch.stack([overlaps(g.query, g.passages, language) for g in groups])
+    valid = torch.ones_like(cosine, dtype=torch.bool)
+    return GroupBatch(
+        query_states.hidden,
+        query_states.mask,
+        torch.stack([d.hidden for d in doc_states]),
+        torch.stack([d.mask for d in doc_states]),
+        group_features(cosine, overlap, valid),
+        torch.tensor([g.labels for g in groups]),
+        valid,
+    )
+
+
+def soft_targets(labels: torch.Tensor, level_count: int, width: float = 1.0) -> torch.Tensor:
+    """Per-candidate target distributions over levels: a Gaussian of ``width`` at the label."""
+    levels = torch.arange(level_count, dtype=torch.float32)
+    distance = (levels - labels.unsqueeze(-1).float()) / width
+    return torch.softmax(-0.5 * distance**2, dim=-1)
