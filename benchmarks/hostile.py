@@ -1,0 +1,133 @@
+"""Hostile inputs: `ragkit ingest` over the hostile corpus of ``tests/reliability/hostile.py``.
+
+Runs the CLI in a child process (as root, under ``setpriv`` without CAP_DAC_OVERRIDE so the
+mode-000 file is really unreadable) and counts the cases whose outcome matches (ingested, or
+skipped with the expected reason), the crashes (a traceback, or an exit code other than the
+documented 1) and the peak RSS of the run, next to the same ingest of only the corpus's good
+files (the peer: any extra memory would be what the hostile files cost). It also measures the
+loader's peak RSS on a real text file just under the size limit (64 MiB), read and decoded.
+Writes benchmarks/results/hostile.json and prints a table.
+
+    .venv/bin/python benchmarks/hostile.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "reliability"))
+
+from hostile import HUGE_BYTES, build, expected_for, mismatches, reader_prefix, summary_skips
+from killharness import MODEL, ingest_command, new_index
+
+from ragkit.documents import max_file_bytes
+from ragkit.store import Store
+
+
+def run_ingest(command: list[str]) -> tuple[int, str, str, float]:
+    """Exit code, stdout, stderr and peak RSS (MB) of one child; it is forked from this small
+    process, so the peak it inherits at fork is this process's, far below the figures."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        child = subprocess.Popen(command, stdout=out, stderr=err)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0), err.seek(0)
+        return child.returncode, out.read().decode(), err.read().decode(), usage.ru_maxrss / 1024
+
+
+LOAD_SCRIPT = """
+import re, sys
+from pathlib import Path
+from ragkit.documents import load_paths
+result = load_paths([Path(sys.argv[1])])
+assert len(result.documents) == 1, result.skipped
+print(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text()).group(1))
+"""
+
+
+def loader_peak_mb(path: Path) -> float:
+    """Peak RSS (MB) of a fresh process that loads one file (VmHWM: this image's own peak)."""
+    command = [sys.executable, "-c", LOAD_SCRIPT, str(path)]
+    return int(subprocess.run(command, capture_output=True, text=True, check=True).stdout) / 1024
+
+
+def main() -> None:
+    work = Path(tempfile.mkdtemp(prefix="rk10-hostile-"))
+    prefix, reads_unreadable = reader_prefix()
+    cases = expected_for(build(work / "corpus"), reads_unreadable)
+    good = work / "good"
+    good.mkdir()
+    for case in cases:
+        source = work / "corpus" / case.name
+        if not case.expect and "#" not in case.name and source.is_file():
+            shutil.copy(source, good / source.name)
+    for name in ("hostile", "peer"):
+        new_index(work / name, 500)
+    code, stdout, stderr, rss = run_ingest(
+        [*prefix, *ingest_command(work / "corpus", work / "hostile")]
+    )
+    peer_code, _, _, peer_rss = run_ingest([*prefix, *ingest_command(good, work / "peer")])
+    store = Store.open(work / "hostile")
+    keys = {k.removeprefix(str(work / "corpus") + "/") for k in store.document_hashes()}
+    store.close()
+    problems = mismatches(cases, summary_skips(stdout, work / "corpus"), keys)
+    crashed = "Traceback" in stderr or code != 1
+
+    line = "The boundary layer thickens downstream of the leading edge.\n"
+    at_limit = work / "at-limit.txt"
+    with at_limit.open("w") as handle:
+        handle.write(line * ((max_file_bytes() - 4096) // len(line)))
+    small = work / "small.txt"
+    small.write_text(line)
+    limit_mb, small_mb = loader_peak_mb(at_limit), loader_peak_mb(small)
+
+    result = {
+        "model": MODEL,
+        "cases": len(cases),
+        "files": len({c.name.split(":")[0].split("#")[0] for c in cases}),
+        "as_expected": len(cases) - len(problems),
+        "crashes": int(crashed),
+        "exit_code": code,
+        "peer_exit_code": peer_code,
+        "unreadable_file_really_unreadable": not reads_unreadable,
+        "huge_file_bytes": HUGE_BYTES,
+        "peak_rss_mb_hostile_ingest": round(rss, 1),
+        "peak_rss_mb_good_files_only": round(peer_rss, 1),
+        "peak_rss_ratio": round(rss / peer_rss, 3),
+        "loader_peak_rss_mb_file_at_limit": round(limit_mb, 1),
+        "loader_peak_rss_mb_small_file": round(small_mb, 1),
+        "file_at_limit_mb": round(at_limit.stat().st_size / 2**20, 1),
+        "problems": problems,
+    }
+    shutil.rmtree(work, ignore_errors=True)
+    out = ROOT / "benchmarks" / "results" / "hostile.json"
+    out.write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    rows = [
+        ("hostile cases (files + JSONL lines)", f"{result['cases']} ({result['files']} files)"),
+        ("outcome as expected", result["as_expected"]),
+        ("crashes", result["crashes"]),
+        ("exit code (hostile / good files only)", f"{code} / {peer_code}"),
+        ("peak RSS MB (hostile / good only)", f"{rss:.0f} / {peer_rss:.0f}"),
+        ("peak RSS ratio", f"{rss / peer_rss:.3f}"),
+        (
+            f"loader peak RSS MB ({result['file_at_limit_mb']} MiB file / small)",
+            f"{limit_mb:.0f} / {small_mb:.0f}",
+        ),
+    ]
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}")
+    for problem in problems:
+        print("problem:", re.sub(r"\s+", " ", problem))
+
+
+if __name__ == "__main__":
+    main()
