@@ -5,7 +5,7 @@ Non-causal, for the reranker's interaction layers (any encoder layer calling
 
 1. **Key chunks.** The key sequence is cut into variable-length chunks. Segment boundaries
    (query / candidate slot / padding) always cut; inside a segment a chunk ends where the cosine
-   of adjacent keys (all heads together) is among the lowest of the sequence, about one cut per
+   of adjacent keys (all heads together) is among the segment's lowest, about one cut per
    ``chunk_size`` keys, and no chunk is longer than ``max_chunk``.
 2. **Representations.** A chunk is the mean of its keys times √length (that is, their sum
    divided by √length), so long chunks are neither drowned nor inflated; query blocks of
@@ -76,13 +76,9 @@ def chunk_keys(k: torch.Tensor, segments: torch.Tensor, config: AttentionConfig)
     norms = torch.linalg.vector_norm(k, dim=(1, 3))
     dots = torch.linalg.vecdot(k[:, :, 1:], k[:, :, :-1]).sum(1)
     similarity = dots / (norms[:, 1:] * norms[:, :-1]).clamp_min(1e-12)
-    same = segments[:, 1:] == segments[:, :-1]
-    # The lowest ``pairs // chunk_size`` similarities of each row, inside segments, become cuts.
-    cuts = same.sum(1, keepdim=True) // config.chunk_size
-    ranked = similarity.masked_fill(~same, math.inf).sort(dim=1).values
-    threshold = ranked.gather(1, cuts.clamp_max(max(tokens - 2, 0)))
+    same = (segments[:, 1:] == segments[:, :-1]) & (segments[:, 1:] >= 0)
     boundary = torch.ones(batch, tokens, dtype=torch.bool, device=k.device)
-    boundary[:, 1:] = ~same | (similarity < threshold)
+    boundary[:, 1:] = ~same | _similarity_cuts(similarity, same, segments, config.chunk_size)
     position = torch.arange(tokens, device=k.device).expand(batch, tokens)
     start = torch.where(boundary, position, 0).cummax(dim=1).values
     boundary |= (position - start) % config.max_chunk == 0
@@ -96,6 +92,29 @@ def chunk_keys(k: torch.Tensor, segments: torch.Tensor, config: AttentionConfig)
     segment = torch.full_like(size, -1).scatter_reduce_(1, ids, segments.long(), "amax")
     reps = sums / size.clamp_min(1).to(k.dtype).sqrt()[:, None, :, None]
     return KeyChunks(reps, start, size, segment)
+
+
+def _similarity_cuts(
+    similarity: torch.Tensor, same: torch.Tensor, segments: torch.Tensor, chunk_size: int
+) -> torch.Tensor:
+    """``(batch, tokens - 1)``: cut between keys ``i`` and ``i + 1`` where their similarity is
+    among the ``pairs // chunk_size`` lowest of the pairs inside their segment.
+
+    Ranking within each segment (not the whole row) keeps one noisy segment from taking every
+    cut and ending up in shreds.
+    """
+    group = torch.where(same, segments[:, 1:].long(), int(segments.max()) + 1)
+    by_similarity = similarity.argsort(dim=1, stable=True)
+    order = by_similarity.gather(1, group.gather(1, by_similarity).argsort(dim=1, stable=True))
+    grouped = group.gather(1, order)  # pairs sorted by (segment, similarity)
+    index = torch.arange(grouped.shape[1], device=similarity.device).expand_as(grouped)
+    first = torch.ones_like(same)
+    first[:, 1:] = grouped[:, 1:] != grouped[:, :-1]
+    rank_sorted = index - torch.where(first, index, 0).cummax(dim=1).values
+    rank = torch.empty_like(rank_sorted).scatter_(1, order, rank_sorted)
+    pairs = torch.zeros(group.shape[0], int(group.max()) + 1, dtype=torch.long, device=group.device)
+    pairs.scatter_add_(1, group, torch.ones_like(group))
+    return same & (rank < pairs.gather(1, group) // chunk_size)
 
 
 def _check(q: torch.Tensor, k: torch.Tensor, segments: torch.Tensor, config: AttentionConfig):
@@ -136,8 +155,9 @@ def dhsa_attention(
     flat_values = v.reshape(-1, dim)
     position += torch.arange(batch * heads, device=q.device).view(batch, heads, 1) * tokens
     step = max(1, STEP_ELEMENTS // (batch * heads * width * 2 * dim))
-    # One buffer per step for the gathered keys and values: fresh large allocations page-fault.
-    gathered = k.new_empty(2, min(step, blocks) * batch * heads * width, dim)
+    # Without autograd, one buffer serves every step: fresh large allocations page-fault.
+    training = torch.is_grad_enabled() and (k.requires_grad or v.requires_grad)
+    gathered = None if training else k.new_empty(2, min(step, blocks) * batch * heads * width, dim)
     out = torch.empty_like(q)
     for first in range(0, blocks, step):
         last = min(first + step, blocks)
@@ -145,8 +165,11 @@ def dhsa_attention(
         lo, hi = first * size, min(last * size, tokens)
         picked = position[first:last].view(-1)
         rows = (1, group * batch * heads, width, dim)  # SDPA's fused CPU kernel wants 4-D inputs
-        keys = torch.index_select(flat_keys, 0, picked, out=gathered[0, : picked.numel()])
-        values = torch.index_select(flat_values, 0, picked, out=gathered[1, : picked.numel()])
+        if gathered is None:
+            keys, values = flat_keys[picked], flat_values[picked]
+        else:
+            keys = torch.index_select(flat_keys, 0, picked, out=gathered[0, : picked.numel()])
+            values = torch.index_select(flat_values, 0, picked, out=gathered[1, : picked.numel()])
         query = q[:, :, lo:hi]
         if hi - lo < group * size:
             query = F.pad(query, (0, 0, 0, group * size - (hi - lo)))
