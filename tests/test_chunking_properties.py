@@ -23,6 +23,7 @@ from ragkit.chunking import (
     counter_for,
     get_chunker,
 )
+from ragkit.chunking.structure import infer_markers
 from ragkit.documents import text_blocks
 from ragkit.errors import RagkitError
 
@@ -114,3 +115,8 @@ def test_adaptive_selection_tiles_the_text(language: str, text: str, budget: int
         assert_tiles(text, selection.chunks)
         assert selection.chosen in selection.scores
         assert all(0.0 <= s["score"] <= 1.0 for s in selection.scores.values())
+
+
+def test_marker_inference_on_a_1_mb_line_without_newlines() -> None:
+    # Regression: the setext pattern backtracked quadratically here (about half an hour).
+    assert infer_markers("word " * 200_000) == []

@@ -42,7 +42,9 @@ MAX_HEADING_CHARS = 100
 
 MARKER_PATTERNS: dict[str, re.Pattern[str]] = {
     "markdown": re.compile(r"^#{1,6}[ \t]+\S", re.MULTILINE),
-    "setext": re.compile(r"^[^\n]*\S[^\n]*\n(?==+[ \t]*$|-{3,}[ \t]*$)", re.MULTILINE),
+    # The lookahead keeps this linear in the line length ("[^\n]*\S[^\n]*\n" backtracks
+    # quadratically on a long line without a newline).
+    "setext": re.compile(r"^(?=[^\n]*\S)[^\n]*\n(?==+[ \t]*$|-{3,}[ \t]*$)", re.MULTILINE),
     "numbered": re.compile(r"^[ \t]*(?:\d{1,3}\.){0,3}\d{1,3}\.?[ \t]+\w[^\n]*$", re.MULTILINE),
     "article": re.compile(
         r"^[ \t]*(?:Article|ARTICLE|Art\.|Section|SECTION|Chapter|CHAPTER|Part|PART|Artículo"
