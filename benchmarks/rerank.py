@@ -175,15 +175,18 @@ def latency(model: GroupwiseReranker, runs: dict, queries: dict, size: int) -> f
 
 
 def main() -> None:
+    global DATA
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sft-groups", type=int, default=1600)
     parser.add_argument("--grpo-steps", type=int, default=60)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--work", type=Path, default=Path("/tmp/ragkit-rerank-bench"))
+    parser.add_argument("--data", type=Path, default=DATA, help="folder with cranfield/ and cisi/")
     parser.add_argument("--all-variants", action="store_true")
     parser.add_argument("--skip-training", action="store_true", help="reuse models in --work")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    DATA = args.data
     torch.set_num_threads(2)
     models_dir = args.work / "models"
     curves = {} if args.skip_training else train_variants(args, models_dir)

@@ -43,7 +43,7 @@ from ragkit.errors import RagkitError
 from ragkit.rerank.backbone import StateBank
 from ragkit.rerank.features import terms
 from ragkit.retrieve import reciprocal_rank_fusion
-from ragkit.sparse import SparseIndex
+from ragkit.sparse import STOPWORDS, SparseIndex
 
 QueryKind = Literal["title", "sentence", "keywords"]
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -59,8 +59,16 @@ class CorpusDocument:
     body: str
 
     def passage(self, with_title: bool = True) -> str:
-        """The text a candidate shows: ``title\\n\\nbody`` as ragkit ingests BEIR records."""
-        return f"{self.title}\n\n{self.body}" if with_title and self.title else self.body
+        """The text a candidate shows: ``title\\n\\nbody`` as ragkit ingests BEIR records.
+
+        Without the title, a copy of it opening the body goes too (Cranfield bodies repeat
+        their title), so a title query never finds itself verbatim.
+        """
+        if with_title and self.title:
+            return f"{self.title}\n\n{self.body}"
+        if self.title and self.body.lower().startswith(self.title.lower()):
+            return self.body[len(self.title) :].lstrip(" .\n") or self.body
+        return self.body
 
 
 @dataclass(frozen=True)
@@ -112,9 +120,12 @@ def read_beir_corpus(path: Path) -> list[CorpusDocument]:
     return documents
 
 
-def keyword_query(body: str, idf: dict[str, float], rng: random.Random) -> str | None:
-    """3–6 of the body's words with the highest tf·idf, in text order (None if too few)."""
-    words = [w.lower() for w in _WORD.findall(body)]
+def keyword_query(
+    body: str, idf: dict[str, float], rng: random.Random, language: str = "en"
+) -> str | None:
+    """3–6 of the body's non-stopwords with the highest tf·idf, in text order (None if too few)."""
+    stop = STOPWORDS.get(language, ())
+    words = [w for w in (w.lower() for w in _WORD.findall(body)) if w not in stop]
     counts = Counter(words)
     ranked = sorted(counts, key=lambda w: -counts[w] * idf.get(w, 0.0))
     chosen = set(ranked[: rng.randint(3, 6)])
@@ -125,7 +136,7 @@ def keyword_query(body: str, idf: dict[str, float], rng: random.Random) -> str |
 
 
 def pseudo_query(
-    doc: CorpusDocument, idf: dict[str, float], rng: random.Random
+    doc: CorpusDocument, idf: dict[str, float], rng: random.Random, language: str = "en"
 ) -> tuple[str, QueryKind, str] | None:
     """``(query, kind, source passage)`` for ``doc``, or None when no kind applies."""
     kinds: list[QueryKind] = ["title", "sentence", "sentence", "keywords"]
@@ -135,14 +146,20 @@ def pseudo_query(
             return doc.title, kind, doc.passage(with_title=False)
         if kind == "sentence":
             sentences = split_sentences(doc.body)
-            usable = [i for i, s in enumerate(sentences) if 6 <= len(s.split()) <= 30]
+            usable = [
+                i
+                for i, s in enumerate(sentences)
+                if 6 <= len(s.split()) <= 30
+                and s.lower().rstrip(" .") not in doc.title.lower()
+                and sum(s.lower() in t.lower() for t in sentences) == 1
+            ]
             if len(sentences) >= 2 and usable:
                 taken = rng.choice(usable)
                 rest = " ".join(s for i, s in enumerate(sentences) if i != taken)
                 remaining = CorpusDocument(doc.doc_id, doc.title, rest)
                 return sentences[taken], kind, remaining.passage()
         if kind == "keywords":
-            query = keyword_query(doc.body, idf, rng)
+            query = keyword_query(doc.body, idf, rng, language)
             if query:
                 return query, kind, doc.passage()
     return None
@@ -186,7 +203,7 @@ def build_groups(
     sparse = SparseIndex.build([(i, " ".join(t)) for i, t in enumerate(doc_terms)])
     frequency = Counter(w for d in documents for w in set(_WORD.findall(d.body.lower())))
     idf = {w: math.log(len(documents) / c) for w, c in frequency.items()}
-    made = [(d, pseudo_query(d, idf, rng)) for d in documents]
+    made = [(d, pseudo_query(d, idf, rng, language)) for d in documents]
     made = [(d, q) for d, q in made if q is not None]
     query_vectors = queries.get([q for _, (q, _, _) in made]).pooled().numpy()
     position = {d.doc_id: i for i, d in enumerate(documents)}
