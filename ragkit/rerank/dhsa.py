@@ -43,8 +43,8 @@ import torch.nn.functional as F
 from ragkit.errors import RagkitError
 from ragkit.rerank.attention import AttentionConfig, dense_attention, register_attention
 
-STEP_ELEMENTS = 1 << 24
-"""Floats of gathered keys and values held at once (64 MiB in float32)."""
+STEP_ELEMENTS = 1 << 22
+"""Floats of gathered keys and values held at once (16 MiB in float32)."""
 
 
 @dataclass(frozen=True)
@@ -148,37 +148,37 @@ def dhsa_attention(
     valid = segments >= 0
     if config.budget >= int(valid.sum(1).max()):
         return dense_attention(q, k, v, segments, config)
-    size = config.block_size
-    position, bias = _key_positions(q, k, segments, config)
-    blocks, width = position.shape[0], position.shape[-1]
-    flat_keys = k.reshape(-1, dim)
-    flat_values = v.reshape(-1, dim)
-    position += torch.arange(batch * heads, device=q.device).view(batch, heads, 1) * tokens
+    size, reach = config.block_size, config.local_window
+    slots = min(max(config.budget - size - 2 * reach, int((segments == 0).sum(1).max()), 1), tokens)
+    width = size + 2 * reach + slots
+    chunks = chunk_keys(k, segments, config)
+    scores = _block_chunk_scores(q, valid, chunks, size)
+    blocks = scores.shape[2]
     step = max(1, STEP_ELEMENTS // (batch * heads * width * 2 * dim))
-    # Without autograd, one buffer serves every step: fresh large allocations page-fault.
+    # Without autograd, one buffer serves every step (fresh large allocations page-fault) and
+    # keys and values are read in place from their storage.
     training = torch.is_grad_enabled() and (k.requires_grad or v.requires_grad)
     gathered = None if training else k.new_empty(2, min(step, blocks) * batch * heads * width, dim)
+    key_rows, value_rows = _rows(k, copy=training), _rows(v, copy=training)
     out = torch.empty_like(q)
     for first in range(0, blocks, step):
         last = min(first + step, blocks)
         group = last - first
         lo, hi = first * size, min(last * size, tokens)
-        picked = position[first:last].view(-1)
+        position, bias = _block_keys(
+            scores[:, :, first:last], chunks, segments, first, slots, config
+        )
         rows = (1, group * batch * heads, width, dim)  # SDPA's fused CPU kernel wants 4-D inputs
-        if gathered is None:
-            keys, values = flat_keys[picked], flat_values[picked]
-        else:
-            keys = torch.index_select(flat_keys, 0, picked, out=gathered[0, : picked.numel()])
-            values = torch.index_select(flat_values, 0, picked, out=gathered[1, : picked.numel()])
+        keys = _gather(key_rows, position, None if gathered is None else gathered[0])
+        values = _gather(value_rows, position, None if gathered is None else gathered[1])
         query = q[:, :, lo:hi]
         if hi - lo < group * size:
             query = F.pad(query, (0, 0, 0, group * size - (hi - lo)))
         query = (
             query.unflatten(2, (group, size)).permute(2, 0, 1, 3, 4).reshape(rows[:2] + (size, dim))
         )
-        mask = bias[first:last].view(1, -1, 1, width)
         mixed = F.scaled_dot_product_attention(
-            query, keys.view(rows), values.view(rows), attn_mask=mask
+            query, keys.view(rows), values.view(rows), attn_mask=bias.view(1, -1, 1, width)
         )
         out[:, :, lo:hi] = (
             mixed.view(group, batch, heads, size, dim)
@@ -190,40 +190,75 @@ def dhsa_attention(
     return out
 
 
-def _key_positions(
-    q: torch.Tensor, k: torch.Tensor, segments: torch.Tensor, config: AttentionConfig
+def _rows(t: torch.Tensor, copy: bool) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """``t`` ``(batch, heads, tokens, dim)`` as a table of ``dim``-vectors: vector
+    ``(b, h, n)`` is row ``base[b, h] + n * stride``, with ``base`` shaped ``(1, batch, heads, 1)``.
+
+    When every stride is a multiple of ``dim`` (contiguous tensors, and the q/k/v views of one
+    fused projection), the table is a view of ``t``'s storage; otherwise, or with ``copy``, a
+    contiguous copy.
+    """
+    batch, heads, tokens, dim = t.shape
+    strides = (*t.stride()[:3], t.storage_offset())
+    if copy or t.stride(3) != 1 or any(stride % dim for stride in strides):
+        table, strides = t.reshape(-1, dim), (heads * tokens * dim, tokens * dim, dim, 0)
+    else:
+        size = t.untyped_storage().nbytes() // t.element_size() // dim
+        table = t.as_strided((size, dim), (dim, 1), 0)
+    b, h, n, offset = (stride // dim for stride in strides)
+    index = (
+        torch.arange(batch, device=t.device)[:, None] * b + torch.arange(heads, device=t.device) * h
+    )
+    return table, (index + offset).view(1, batch, heads, 1), n
+
+
+def _gather(
+    rows: tuple[torch.Tensor, torch.Tensor, int], position: torch.Tensor, out: torch.Tensor | None
+) -> torch.Tensor:
+    """The vectors at key ``position`` ``(blocks, batch, heads, width)`` from a :func:`_rows` table."""
+    table, base, stride = rows
+    index = (base + position * stride).view(-1)
+    if out is None:
+        return table.index_select(0, index)
+    return torch.index_select(table, 0, index, out=out[: index.numel()])
+
+
+def _block_keys(
+    scores: torch.Tensor,
+    chunks: KeyChunks,
+    segments: torch.Tensor,
+    first: int,
+    slots: int,
+    config: AttentionConfig,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Keys each query block attends to: positions and additive mask ``(blocks, batch, heads, width)``.
+    """Keys of blocks ``first…`` (``scores`` ``(batch, heads, blocks, chunks)``): positions and
+    additive mask ``(blocks, batch, heads, width)``.
 
     The first ``block_size + 2 * local_window`` entries are the block's window, the rest the keys
     of its best chunks (query segment first) up to ``budget`` in all. Unused entries (off the ends,
     padding, chunk keys already in the window, an unfilled budget) point at key 0 and are
     masked with ``-inf``.
     """
-    tokens = q.shape[2]
+    batch, heads, blocks, _ = scores.shape
+    tokens = segments.shape[1]
     size, reach = config.block_size, config.local_window
-    slots = min(max(config.budget - size - 2 * reach, int((segments == 0).sum(1).max()), 1), tokens)
-    chunks = chunk_keys(k, segments, config)
-    scores = _block_chunk_scores(q, segments >= 0, chunks, size)
-    blocks = scores.shape[2]
     window = (
-        torch.arange(blocks, device=q.device)[:, None] * size
+        (first + torch.arange(blocks, device=scores.device))[:, None] * size
         - reach
-        + torch.arange(size + 2 * reach, device=q.device)
+        + torch.arange(size + 2 * reach, device=scores.device)
     )
     # A chunk lying inside a block's window is not chosen: its keys are window keys already.
     inside = (chunks.start[:, None, :] >= window[:, :1]) & (
         (chunks.start + chunks.size)[:, None, :] <= window[:, -1:] + 1
     )
-    scores.masked_fill_(inside[:, None], -math.inf)
+    scores = scores.masked_fill(inside[:, None], -math.inf)
     chosen = _chosen_keys(scores, chunks, min(slots, scores.shape[-1]), slots)
     outside = (chosen < window[:, :1]) | (chosen > window[:, -1:])
     window_keys = window.clamp(0, tokens - 1)
     window_use = (window >= 0) & (window < tokens) & (segments[:, window_keys] >= 0)
-    batch, heads = chosen.shape[:2]
     position = torch.cat([window_keys.expand(batch, heads, -1, -1), chosen.clamp_min(0)], -1)
     use = torch.cat([window_use[:, None].expand(-1, heads, -1, -1), (chosen >= 0) & outside], -1)
-    bias = torch.zeros(use.shape, dtype=q.dtype, device=q.device).masked_fill_(~use, -math.inf)
+    bias = scores.new_zeros(use.shape).masked_fill_(~use, -math.inf)
     return position.permute(2, 0, 1, 3).contiguous(), bias.permute(2, 0, 1, 3).contiguous()
 
 

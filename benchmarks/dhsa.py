@@ -1,0 +1,274 @@
+"""Prefill latency, peak memory and fidelity of DHSA vs dense attention in one interaction layer.
+
+Run::
+
+    .venv/bin/python benchmarks/dhsa.py                          # 1k, 2k, 4k, 8k, 16k tokens
+    .venv/bin/python benchmarks/dhsa.py --lengths 1024 2048      # a quick run
+
+The layer is ragkit's :class:`~ragkit.rerank.layers.InteractionLayer` (pre-norm, hidden 384,
+6 heads, FFN 1536, seeded random weights), run once with ``AttentionConfig()`` (dense, the
+reference: PyTorch's fused SDPA kernel, memory linear in length) and once with
+``AttentionConfig(kind="dhsa")`` at its defaults (budget 1024 keys per 64-token query block,
+window 64 each side, key chunks of about 16). Its input is a real reranking group: the
+bundled MiniLM's token states of a CISI query (32 tokens) followed by the longest CISI
+abstracts (256 tokens each, as candidates), cut to the length measured.
+
+- **Latency**: one forward pass (prefill, no gradients) on 2 threads; dense and DHSA runs are
+  interleaved, best and median of ``--repeats`` runs reported (this machine is shared, so the
+  best run is the least disturbed one). ``OMP_WAIT_POLICY=PASSIVE`` by default: on a machine
+  shared with other jobs, spinning OpenMP threads lose their core at every barrier, which
+  punishes DHSA's many small parallel operations far more than dense attention's single
+  fused kernel (``--omp-wait-policy default`` measures that case).
+- **Peak memory**: each configuration runs once in a fresh subprocess; the peak resident set
+  during the forward pass above the resident set just before it (Linux ``VmHWM``, reset via
+  ``/proc/self/clear_refs``). ``dense-math`` is the same dense layer forced onto SDPA's
+  unfused kernel (the full score matrix in memory, as eager attention code has), up to 4k.
+- **Fidelity**: cosine between the DHSA and dense outputs per valid token, of the attention
+  output (before the output projection) and of the whole layer (residual included).
+
+Writes ``benchmarks/results/dhsa.json`` and prints a table with the DHSA / dense ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from rich.console import Console
+from rich.table import Table
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from ragkit.rerank.attention import AttentionConfig
+from ragkit.rerank.layers import InteractionLayer
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULT = ROOT / "benchmarks" / "results" / "dhsa.json"
+CISI = ROOT.parent / "shared" / "data" / "beir" / "cisi"
+LENGTHS = (1024, 2048, 4096, 8192, 16384)
+HIDDEN, HEADS, FFN = 384, 6, 1536
+QUERY_TOKENS, DOC_TOKENS = 32, 256
+THREADS = 2
+SEED = 0
+MATH_LIMIT = 4096  # the unfused peer holds heads × tokens² scores: 1.5 GiB per copy at 8k
+CONFIGS = {"dense": AttentionConfig(), "dhsa": AttentionConfig(kind="dhsa")}
+
+log = logging.getLogger("benchmarks.dhsa")
+
+
+def group_states(tokens: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(1, tokens, 384)`` MiniLM states of a CISI query and abstracts, and their segments."""
+    from ragkit.rerank.backbone import Backbone
+
+    docs = [json.loads(line) for line in (CISI / "corpus.jsonl").open()]
+    docs.sort(key=lambda d: (-len(d["text"]), d["_id"]))
+    query = json.loads((CISI / "queries.jsonl").open().readline())["text"]
+    backbone = Backbone("all-minilm-l6-v2")
+    parts = [backbone.encode([query], QUERY_TOKENS, "query")]
+    need = -(-(tokens - QUERY_TOKENS) // DOC_TOKENS) + 8  # abstracts shorter than 256 exist
+    parts.append(backbone.encode([d["text"] for d in docs[:need]], DOC_TOKENS, "passage"))
+    states, segments = [], []
+    for part, offset in ((parts[0], 0), (parts[1], 1)):
+        for row, (hidden, mask) in enumerate(zip(part.hidden, part.mask, strict=True)):
+            states.append(hidden[mask])
+            segments.append(torch.full((int(mask.sum()),), row + offset))
+    x, seg = torch.cat(states)[:tokens], torch.cat(segments)[:tokens]
+    if len(x) < tokens:
+        raise SystemExit(f"CISI gave {len(x)} tokens, fewer than {tokens}")
+    return x[None], seg[None]
+
+
+def make_layer() -> InteractionLayer:
+    torch.manual_seed(SEED)
+    return InteractionLayer(HIDDEN, HEADS, FFN).eval()
+
+
+def attention_output(layer: InteractionLayer, x: torch.Tensor, seg: torch.Tensor) -> torch.Tensor:
+    """The layer's attention output (before its output projection), under its own config."""
+    from ragkit.rerank.attention import attend
+
+    q, k, v = (
+        layer.qkv(layer.norm1(x)).view(*x.shape[:2], 3, HEADS, -1).permute(2, 0, 3, 1, 4).unbind(0)
+    )
+    return attend(q, k, v, seg, layer.attention)
+
+
+def cosines(a: torch.Tensor, b: torch.Tensor) -> dict[str, float]:
+    values = F.cosine_similarity(a.flatten(0, -2).double(), b.flatten(0, -2).double(), dim=-1)
+    return {"mean": round(float(values.mean()), 5), "min": round(float(values.min()), 5)}
+
+
+@torch.inference_mode()
+def fidelity(layer: InteractionLayer, x: torch.Tensor, seg: torch.Tensor) -> dict[str, dict]:
+    outputs = {}
+    for kind, config in CONFIGS.items():
+        layer.attention = config
+        mixed = attention_output(layer, x, seg)  # (1, heads, tokens, head_dim)
+        outputs[kind] = (mixed.transpose(1, 2).flatten(2), layer(x, seg))
+    return {
+        "attention": cosines(outputs["dhsa"][0], outputs["dense"][0]),
+        "layer": cosines(outputs["dhsa"][1], outputs["dense"][1]),
+    }
+
+
+@torch.inference_mode()
+def latency(
+    layer: InteractionLayer, x: torch.Tensor, seg: torch.Tensor, repeats: int
+) -> dict[str, dict]:
+    runs: dict[str, list[float]] = {kind: [] for kind in CONFIGS}
+    for attempt in range(repeats + 1):  # the first round warms up and is not counted
+        for kind, config in CONFIGS.items():
+            layer.attention = config
+            start = time.perf_counter()
+            layer(x, seg)
+            if attempt:
+                runs[kind].append(time.perf_counter() - start)
+    return {
+        kind: {"best_s": round(min(r), 4), "median_s": round(sorted(r)[len(r) // 2], 4), "runs": r}
+        for kind, r in runs.items()
+    }
+
+
+def _status_mib(field: str) -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+@torch.inference_mode()
+def child(kind: str, tokens: int, states: Path) -> None:
+    """One forward pass in this fresh process; prints its peak memory as JSON."""
+    torch.set_num_threads(THREADS)
+    saved = torch.load(states)
+    x, seg = saved["x"][:, :tokens].clone(), saved["segments"][:, :tokens].clone()
+    del saved
+    layer = make_layer()
+    layer.attention = CONFIGS["dense" if kind == "dense-math" else kind]
+    layer(x[:, :256], seg[:, :256])  # load kernels and thread pools outside the measurement
+    Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM to the current resident set
+    before = _status_mib("VmRSS")
+    if kind == "dense-math":
+        with sdpa_kernel(SDPBackend.MATH):
+            layer(x, seg)
+    else:
+        layer(x, seg)
+    peak = _status_mib("VmHWM")
+    print(json.dumps({"peak_mib": round(peak - before, 1), "rss_peak_mib": round(peak, 1)}))
+
+
+def peak_memory(kind: str, tokens: int, states: Path) -> dict[str, float]:
+    command = [sys.executable, __file__, "--child", kind, str(tokens), str(states)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def ratio(a: float, b: float) -> float:
+    return round(a / b, 3) if b else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--child", nargs=3, metavar=("KIND", "TOKENS", "STATES"))
+    parser.add_argument(
+        "--omp-wait-policy",
+        choices=["PASSIVE", "ACTIVE", "default"],
+        default="PASSIVE",
+        help="OpenMP threads' waiting: PASSIVE sleeps (the setting for a shared machine)",
+    )
+    args = parser.parse_args()
+    wanted = None if args.omp_wait_policy == "default" else args.omp_wait_policy
+    if os.environ.get("OMP_WAIT_POLICY") != wanted:  # libgomp reads it once, at start-up
+        env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+        env.update({"OMP_WAIT_POLICY": wanted} if wanted else {})
+        os.execve(sys.executable, [sys.executable, __file__, *sys.argv[1:]], env)
+    if args.child:
+        child(args.child[0], int(args.child[1]), Path(args.child[2]))
+        return
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    torch.set_num_threads(THREADS)
+    x, seg = group_states(max(args.lengths))
+    layer = make_layer()
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        states = Path(scratch) / "states.pt"
+        torch.save({"x": x, "segments": seg}, states)
+        for tokens in args.lengths:
+            log.info("%d tokens", tokens)
+            xs, ss = x[:, :tokens], seg[:, :tokens]
+            kinds = list(CONFIGS) + (["dense-math"] if tokens <= MATH_LIMIT else [])
+            row = {
+                "tokens": tokens,
+                "candidates": int(ss.max()),
+                "latency": latency(layer, xs, ss, args.repeats),
+                "memory": {kind: peak_memory(kind, tokens, states) for kind in kinds},
+                "cosine": fidelity(layer, xs, ss),
+            }
+            time_ = row["latency"]
+            row["time_ratio_best"] = ratio(time_["dhsa"]["best_s"], time_["dense"]["best_s"])
+            row["time_ratio_median"] = ratio(time_["dhsa"]["median_s"], time_["dense"]["median_s"])
+            memory = row["memory"]
+            row["memory_ratio"] = ratio(memory["dhsa"]["peak_mib"], memory["dense"]["peak_mib"])
+            rows.append(row)
+    result = {
+        "layer": {"hidden": HIDDEN, "heads": HEADS, "ffn": FFN, "seed": SEED},
+        "dhsa": CONFIGS["dhsa"].__dict__,
+        "threads": THREADS,
+        "omp_wait_policy": args.omp_wait_policy,
+        "repeats": args.repeats,
+        "input": "MiniLM token states: 1 CISI query (32 tokens) + longest CISI abstracts (256)",
+        "torch": torch.__version__,
+        "rows": rows,
+    }
+    RESULT.parent.mkdir(parents=True, exist_ok=True)
+    RESULT.write_text(json.dumps(result, indent=2) + "\n")
+    show(rows)
+
+
+def show(rows: list[dict]) -> None:
+    table = Table(title="One interaction layer (384/6/1536), prefill on 2 threads: DHSA vs dense")
+    for column in (
+        "tokens",
+        "dense s",
+        "dhsa s",
+        "time ×",
+        "dense MiB",
+        "dhsa MiB",
+        "mem ×",
+        "math MiB",
+        "attn cos",
+        "layer cos",
+    ):
+        table.add_column(column, justify="right")
+    for row in rows:
+        time_, memory, cos = row["latency"], row["memory"], row["cosine"]
+        math = memory.get("dense-math", {}).get("peak_mib")
+        table.add_row(
+            f"{row['tokens']:,}",
+            f"{time_['dense']['best_s']:.3f}",
+            f"{time_['dhsa']['best_s']:.3f}",
+            f"{row['time_ratio_best']:.2f} ({row['time_ratio_median']:.2f})",
+            f"{memory['dense']['peak_mib']:.0f}",
+            f"{memory['dhsa']['peak_mib']:.0f}",
+            f"{row['memory_ratio']:.2f}",
+            "-" if math is None else f"{math:.0f}",
+            f"{cos['attention']['mean']:.4f} (min {cos['attention']['min']:.3f})",
+            f"{cos['layer']['mean']:.4f}",
+        )
+    Console().print(table)
+    Console().print("time ×: best-run ratio DHSA / dense (median-run ratio in brackets)")
+
+
+if __name__ == "__main__":
+    main()
