@@ -121,6 +121,7 @@ class Trainer:
             )
         random.Random(self.config.seed).shuffle(groups)
         groups = groups[: self.config.max_groups]
+        self.passages.add([p for g in groups for p in g.passages])  # batched, not per step
         held = round(len(groups) * self.config.validation_share)
         return groups[held:], groups[:held]
 
