@@ -6,7 +6,7 @@ Example:
     'multilingual-e5-small'
 """
 
-from ragkit.chunking import Chunk, RecursiveTokenChunker
+from ragkit.chunking import Chunk
 from ragkit.config import Settings
 from ragkit.documents import Block, Document
 from ragkit.errors import RagkitError
@@ -20,6 +20,5 @@ __all__ = [
     "Index",
     "IngestReport",
     "RagkitError",
-    "RecursiveTokenChunker",
     "Settings",
 ]

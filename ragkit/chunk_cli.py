@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import typer
@@ -63,17 +64,36 @@ def lazy_embed(model: str) -> Callable[[list[str]], np.ndarray]:
     return embed
 
 
-def explain_table(selection: Selection, title: str) -> Table:
-    """The chunker × metric table, best first, the chosen row marked."""
+def explain_table(record: dict[str, Any], title: str) -> Table:
+    """The chunker × metric table of a chunking record (:meth:`Selection.as_dict`), best
+    first, the chosen row marked."""
     table = Table(title=title)
     table.add_column("chunker")
     for column in (*METRICS, "score"):
         table.add_column(column, justify="right")
-    for label, scores in selection.table():
+    rows = sorted(record.get("scores", {}).items(), key=lambda item: -item[1]["score"])
+    for label, scores in rows:
         cells = [f"{scores[m]:.3f}" if m in scores else "—" for m in (*METRICS, "score")]
-        marker = "[bold green]✓ " if label == selection.chosen else "  "
+        marker = "[bold green]✓ " if label == record["chosen"] else "  "
         table.add_row(f"{marker}{label}", *cells)
     return table
+
+
+def print_chunking(title: str, record: dict[str, Any]) -> None:
+    """Print how a document was chunked: the table and the choice (``ragkit chunk --explain``,
+    ``ragkit info --document``)."""
+    if not record:
+        console.print(f"{title}: no chunking record (indexed before ragkit recorded one)")
+        return
+    if record.get("scores"):
+        console.print(explain_table(record, title))
+        skipped = record.get("skipped") or []
+        console.print(
+            f"chosen [bold]{record['chosen']}[/] in {record['seconds']:.2f} s"
+            + (f" · not computed: {', '.join(skipped)}" if skipped else "")
+        )
+    else:
+        console.print(f"{title}: chunked with [bold]{record['chosen']}[/] (fixed by settings)")
 
 
 def _print_chunks(chunks: list[Chunk]) -> None:
@@ -144,12 +164,7 @@ def chunk_command(
                 continue
             console.rule(document.key)
             if explain and selection is not None:
-                console.print(explain_table(selection, f"{document.key} ({document.language})"))
-                skipped = f" · not computed: {', '.join(selection.skipped)}"
-                console.print(
-                    f"chosen [bold]{selection.chosen}[/] in {selection.seconds:.2f} s"
-                    + (skipped if selection.skipped else "")
-                )
+                print_chunking(f"{document.key} ({document.language})", selection.as_dict())
             _print_chunks(chunks)
         if as_json:
             console.print_json(json.dumps(records, ensure_ascii=False))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -20,6 +21,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from ragkit.errors import RagkitError
+
+if TYPE_CHECKING:
+    from ragkit.evaluate import EvalReport
+    from ragkit.index import IngestReport
+    from ragkit.retrieve import SearchMode
 
 app = typer.Typer(
     help="ragkit: multilingual RAG ingest, index, query and evaluation.", no_args_is_help=True
@@ -44,6 +50,18 @@ def ingest(
         "--normalization",
         help="For a new index: post-inference (default; match keys only) | pre-index | off.",
     ),
+    chunker: str | None = typer.Option(
+        None,
+        "--chunker",
+        help="For a new index: adaptive (default) | fixed | sentence | recursive | structure | "
+        "semantic.",
+    ),
+    chunk_tokens: int | None = typer.Option(
+        None, "--chunk-tokens", min=8, help="For a new index: token budget per chunk (256)."
+    ),
+    chunk_weights: str | None = typer.Option(
+        None, "--chunk-weights", help="For a new index: adaptive metric weights, e.g. SC=1,BI=2."
+    ),
     wait: bool = typer.Option(
         True, "--wait/--no-wait", help="When another writer holds the index: wait, or fail."
     ),
@@ -51,15 +69,23 @@ def ingest(
     """Load, chunk, embed and commit files into an index. Exit 1 when some files were skipped."""
     from pydantic import ValidationError
 
+    from ragkit.chunk_cli import parse_weights
     from ragkit.index import Index
 
     try:
+        options = {
+            "normalization": normalization,
+            "chunker": chunker,
+            "chunk_tokens": chunk_tokens,
+            "chunk_weights": parse_weights(chunk_weights),
+        }
+        chosen = {k: v for k, v in options.items() if v is not None}
         try:
-            chosen = {"normalization": normalization} if normalization else {}
             opened = Index.open(index, create=True, model=model, **chosen)
         except ValidationError as error:
-            message = error.errors()[0]["msg"]
-            raise RagkitError(f"--normalization {normalization!r}: {message}") from error
+            problem = error.errors()[0]
+            option = "--" + str(problem["loc"][0]).replace("_", "-") if problem["loc"] else ""
+            raise RagkitError(f"{option}: {problem['msg']}") from error
         with Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -76,6 +102,11 @@ def ingest(
             report = opened.ingest(paths, prune=prune, progress=progress, wait=wait)
     except RagkitError as error:
         _fail(error)
+    print_ingest_report(report)
+
+
+def print_ingest_report(report: IngestReport) -> None:
+    """The ingest summary line and skipped files; exit 1 when some files were skipped."""
     console.print(
         f"files seen {report.files_seen} · documents added {report.documents_added} · "
         f"unchanged {report.documents_unchanged} · removed {report.documents_removed} · "
@@ -99,6 +130,9 @@ def query(
         [], "--filter", help="KEY=VALUE: language, source (glob) or a metadata key."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print hits as JSON."),
+    rerank: bool = typer.Option(
+        False, "--rerank", help="Rerank the top candidates with the groupwise reranker."
+    ),
 ) -> None:
     """Search an index and print ranked hits."""
     from ragkit.index import Index
@@ -118,6 +152,7 @@ def query(
             mode=mode,
             filters=filters or None,
             fusion=fusion,  # type: ignore[arg-type]
+            rerank=rerank,
         )
     except RagkitError as error:
         _fail(error)
@@ -134,16 +169,29 @@ def query(
 
 
 @app.command()
-def info(index: Path = typer.Option(..., "--index", help="Index folder.")) -> None:
-    """Show an index's model, generation and counts."""
+def info(
+    index: Path = typer.Option(..., "--index", help="Index folder."),
+    document: str | None = typer.Option(
+        None, "--document", help="Show how this document (its key: the file path) was chunked."
+    ),
+) -> None:
+    """Show an index's model, generation, counts and chunker choices (or one document's)."""
     from ragkit.index import Index
 
     try:
-        details = Index.open(index).info()
+        opened = Index.open(index)
+        if document is not None:
+            from ragkit.chunk_cli import print_chunking
+
+            print_chunking(document, opened.chunking(document))
+            return
+        details = opened.info()
     except RagkitError as error:
         _fail(error)
     table = Table("field", "value")
     for key, value in details.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{name} {count}" for name, count in value.items()) or "—"
         table.add_row(key, str(value))
     console.print(table)
 
@@ -219,6 +267,14 @@ def normalize_command(
         table.add_row(f"{change.start}-{change.end}", change.before, change.after, points)
     console.print(table)
 
+
+def _register_rerank_commands() -> None:
+    from ragkit.rerank_cli import rerank_app
+
+    app.add_typer(rerank_app, name="rerank")
+
+
+_register_rerank_commands()
 
 tokenizer_app = typer.Typer(help="Train and measure ragkit's SentencePiece tokenizers.")
 app.add_typer(tokenizer_app, name="tokenizer")
@@ -316,16 +372,29 @@ def eval_command(
     """Evaluate retrieval on a BEIR-layout dataset: nDCG@10, Recall@100, MRR@10 per mode."""
     from ragkit.config import DEFAULT_MODEL
     from ragkit.evaluate import evaluate
-    from ragkit.retrieve import SEARCH_MODES
 
-    modes = list(SEARCH_MODES[::-1]) if "all" in mode else list(dict.fromkeys(mode))
     try:
-        unknown = [m for m in modes if m not in SEARCH_MODES]
-        if unknown:
-            raise RagkitError(f"--mode {unknown[0]!r}: use dense, sparse, hybrid or all")
-        reports = evaluate(dataset, model or DEFAULT_MODEL, keep_index, modes)  # type: ignore[arg-type]
+        reports = evaluate(dataset, model or DEFAULT_MODEL, keep_index, search_modes(mode))
     except RagkitError as error:
         _fail(error)
+    print_eval_reports(reports)
+    if json_out:
+        json_out.write_text(json.dumps([r.as_dict() for r in reports], indent=2))
+
+
+def search_modes(requested: list[str]) -> list[SearchMode]:
+    """``--mode`` values checked; ``all`` means sparse, dense and hybrid."""
+    from ragkit.retrieve import SEARCH_MODES
+
+    modes = list(SEARCH_MODES[::-1]) if "all" in requested else list(dict.fromkeys(requested))
+    unknown = [m for m in modes if m not in SEARCH_MODES]
+    if unknown:
+        raise RagkitError(f"--mode {unknown[0]!r}: use dense, sparse, hybrid or all")
+    return modes  # type: ignore[return-value]
+
+
+def print_eval_reports(reports: list[EvalReport]) -> None:
+    """The metrics table (one row per mode) and the seconds per stage."""
     table = Table("dataset", "model", "mode", "queries", "nDCG@10", "Recall@100", "MRR@10")
     for report in reports:
         table.add_row(
@@ -341,14 +410,14 @@ def eval_command(
     seconds = {**reports[0].seconds, **{f"search_{r.mode}": r.seconds["search"] for r in reports}}
     seconds.pop("search", None)
     console.print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in seconds.items()))
-    if json_out:
-        json_out.write_text(json.dumps([r.as_dict() for r in reports], indent=2))
 
 
-def _register_chunk_command() -> None:
+def _register_commands() -> None:
     from ragkit.chunk_cli import chunk_command
+    from ragkit.flows_cli import flows_app
 
     app.command("chunk")(chunk_command)
+    app.add_typer(flows_app, name="flows")
 
 
-_register_chunk_command()
+_register_commands()

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 DEFAULT_MODEL = "multilingual-e5-small"
 
@@ -33,7 +33,12 @@ class Settings(BaseModel):
     embedding_model: str = Field(
         default_factory=lambda: os.environ.get("RAGKIT_MODEL", DEFAULT_MODEL)
     )
+    # Chunking (ragkit.chunking): "adaptive" picks per document among the chunkers by the
+    # weighted metrics (SC BI ICC DCC RC; None = equal weights); any other value names one chunker.
+    chunker: str = "adaptive"
     chunk_tokens: int = Field(default=256, ge=8, le=8192)
+    chunk_min_tokens: int | None = Field(default=None, ge=0)
+    chunk_weights: dict[str, float] | None = None
     embed_batch_size: int = Field(default=32, ge=1)
     commit_every_documents: int = Field(default=500, ge=1)
     hnsw_threshold: int = Field(default=50_000, ge=1)
@@ -52,3 +57,36 @@ class Settings(BaseModel):
     normalization: Literal["post-inference", "pre-index", "off"] = "post-inference"
     geez_mode: Literal["homophones", "homophones+labialized"] = "homophones"
     lexical_normalization: bool = False
+    # Reranking (ragkit.rerank), used by search(..., rerank=True): a shipped model name or a
+    # folder saved by `ragkit rerank train`; the first-stage top `rerank_depth` are reranked and
+    # `rerank_weight` of the min-max normalized first-stage score is mixed into the result.
+    reranker: str = "groupwise-minilm"
+    rerank_depth: int = Field(default=50, ge=1)
+    rerank_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    rerank_passes: int = Field(default=3, ge=1)
+
+    @field_validator("chunker")
+    @classmethod
+    def _known_chunker(cls, value: str) -> str:
+        from ragkit.chunking import available_chunkers
+
+        choices = ["adaptive", *available_chunkers()]
+        if value not in choices:
+            raise ValueError(f"chunker {value!r} is unknown; use one of {', '.join(choices)}")
+        return value
+
+    @field_validator("chunk_weights")
+    @classmethod
+    def _known_metrics(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        from ragkit.chunking.adaptive import METRICS
+
+        if value is None:
+            return None
+        unknown = sorted(set(value) - set(METRICS))
+        if unknown:
+            raise ValueError(
+                f"chunk_weights: unknown metric(s) {unknown}; use {', '.join(METRICS)}"
+            )
+        if any(w < 0 for w in value.values()) or not any(value.values()):
+            raise ValueError("chunk_weights must be ≥ 0 with at least one above 0")
+        return value

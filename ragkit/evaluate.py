@@ -88,6 +88,55 @@ def rank_documents(
     return ranked[:depth]
 
 
+@dataclass(frozen=True)
+class Judgments:
+    """A BEIR folder's corpus file, queries and graded relevance judgments (``qrels``)."""
+
+    dataset: str
+    corpus: Path
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+
+    @property
+    def judged(self) -> list[str]:
+        """Ids of the queries that have at least one relevant document."""
+        return [q for q in self.queries if q in self.qrels]
+
+
+def load_judgments(dataset: Path) -> Judgments:
+    """Read ``corpus.jsonl``'s location, ``queries.jsonl`` and ``qrels/test.tsv``."""
+    corpus = dataset / "corpus.jsonl"
+    if not corpus.exists():
+        raise RagkitError(f"{corpus}: missing; a BEIR folder needs corpus.jsonl")
+    qrels = load_qrels(dataset / "qrels" / "test.tsv")
+    return Judgments(dataset.name, corpus, load_queries(dataset / "queries.jsonl"), qrels)
+
+
+def score(
+    index: Index,
+    judgments: Judgments,
+    model: str,
+    mode: SearchMode,
+    seconds: dict[str, float] | None = None,
+) -> EvalReport:
+    """Search every judged query in ``mode`` and average the metrics."""
+    judged = judgments.judged
+    count = max(len(judged), 1)
+    qrels, queries = judgments.qrels, judgments.queries
+    clock = time.perf_counter()
+    runs = {q: rank_documents(index, queries[q], mode=mode) for q in judged}
+    return EvalReport(
+        dataset=judgments.dataset,
+        model=model,
+        mode=mode,
+        queries=len(judged),
+        ndcg_at_10=sum(ndcg_at_k(runs[q], qrels[q]) for q in judged) / count,
+        recall_at_100=sum(recall_at_k(runs[q], qrels[q]) for q in judged) / count,
+        mrr_at_10=sum(mrr_at_k(runs[q], qrels[q]) for q in judged) / count,
+        seconds={**(seconds or {}), "search": time.perf_counter() - clock},
+    )
+
+
 def evaluate(
     dataset: Path,
     model: str = DEFAULT_MODEL,
@@ -99,34 +148,12 @@ def evaluate(
     All modes search the same index, built once (``index_dir`` keeps it for a later run, which
     then re-embeds nothing).
     """
-    corpus = dataset / "corpus.jsonl"
-    if not corpus.exists():
-        raise RagkitError(f"{corpus}: missing; a BEIR folder needs corpus.jsonl")
-    qrels = load_qrels(dataset / "qrels" / "test.tsv")
-    queries = load_queries(dataset / "queries.jsonl")
-    judged = [q for q in queries if q in qrels]
-    count = max(len(judged), 1)
-    reports: list[EvalReport] = []
+    judgments = load_judgments(dataset)
     with tempfile.TemporaryDirectory(prefix="ragkit-eval-") as scratch:
         folder = index_dir or Path(scratch) / "index"
         index = Index.open(folder, create=True, model=model)
-        ingest = index.ingest([corpus])
+        ingest = index.ingest([judgments.corpus])
         ingest_seconds = {f"ingest_{k}": v for k, v in ingest.seconds.items()}
-        for mode in modes:
-            clock = time.perf_counter()
-            runs = {q: rank_documents(index, queries[q], mode=mode) for q in judged}
-            seconds = {**ingest_seconds, "search": time.perf_counter() - clock}
-            reports.append(
-                EvalReport(
-                    dataset=dataset.name,
-                    model=model,
-                    mode=mode,
-                    queries=len(judged),
-                    ndcg_at_10=sum(ndcg_at_k(runs[q], qrels[q]) for q in judged) / count,
-                    recall_at_100=sum(recall_at_k(runs[q], qrels[q]) for q in judged) / count,
-                    mrr_at_10=sum(mrr_at_k(runs[q], qrels[q]) for q in judged) / count,
-                    seconds=seconds,
-                )
-            )
+        reports = [score(index, judgments, model, mode, ingest_seconds) for mode in modes]
         index.close()
     return reports

@@ -10,38 +10,39 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragkit.chunking import RecursiveTokenChunker, count_tokens
+import numpy as np
+
 from ragkit.config import Settings
 from ragkit.documents import Document, SkippedFile, iter_batches, load_paths
 from ragkit.embed import Encoder
 from ragkit.errors import RagkitError
 from ragkit.lock import WriteLock
-from ragkit.normalize import detect_language, normalize_document
+from ragkit.normalize import detect_language
+from ragkit.pipeline import (
+    DocumentChunker,
+    attach_vectors,
+    embedding_texts,
+    matching_key,
+    normalize_chunks,
+    sparse_terms,
+)
+from ragkit.pipeline import PreparedDocument as Prepared
 from ragkit.retrieve import SEARCH_MODES, FusionMethod, SearchMode, fuse
-from ragkit.sparse import analyze, has_stemmer
-from ragkit.store import DB_NAME, PendingDocument, Store
-from ragkit.tokenize import Tokenizer, tokenizer_for
+from ragkit.store import DB_NAME, Store
+
+if TYPE_CHECKING:
+    from ragkit.rerank.reranker import Reranker
 
 log = logging.getLogger(__name__)
-
-
-@functools.cache
-def _tokenizer(language: str) -> Tokenizer | None:
-    """The language's tokenizer, or None (logged once) when no models are installed."""
-    try:
-        return tokenizer_for(language)
-    except RagkitError as error:
-        log.warning("%s; counting and matching regex word tokens instead", error)
-        return None
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,12 @@ class IngestReport:
     seconds: dict[str, float] = field(default_factory=dict)
     generation: int = 0
 
+    def record_loaded(self, documents: list[Document], skipped: list[SkippedFile]) -> None:
+        """Count the files seen (those that gave documents, and skipped ones) and keep the
+        skip reasons."""
+        self.skipped = list(skipped)
+        self.files_seen = len({d.source for d in documents}) + len(skipped)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "files_seen": self.files_seen,
@@ -95,7 +102,8 @@ class Index:
         self.store = store
         self.settings = store.settings
         self._encoder: Encoder | None = None
-        self._chunkers: dict[str, RecursiveTokenChunker] = {}
+        self._reranker: Reranker | None = None
+        self._chunker: DocumentChunker | None = None
 
     @classmethod
     def open(
@@ -124,6 +132,19 @@ class Index:
         return index
 
     @property
+    def reranker(self) -> Reranker:
+        """The groupwise reranker named by the ``reranker`` setting (loaded on first use)."""
+        if self._reranker is None:
+            from ragkit.rerank.reranker import Reranker
+
+            self._reranker = Reranker.load(
+                self.settings.reranker,
+                passes=self.settings.rerank_passes,
+                first_stage_weight=self.settings.rerank_weight,
+            )
+        return self._reranker
+
+    @property
     def encoder(self) -> Encoder:
         if self._encoder is None:
             self._encoder = Encoder(self.settings.embedding_model, self.settings.embed_batch_size)
@@ -141,9 +162,41 @@ class Index:
         ``wait``: while another writer holds the index, wait (True, logging whom for), fail at
         once with a :class:`RagkitError` (False) or wait at most that many seconds.
         """
+        with self.writing(wait):
+            return self._ingest(paths, prune, progress)
+
+    @contextmanager
+    def writing(self, wait: bool | float = True) -> Iterator[None]:
+        """Hold the index's writer lock (see :meth:`ingest` for ``wait``) for a whole ingest:
+        follow the last committed generation and drop a crashed commit's leftovers first."""
         with WriteLock(self.store.folder, wait):
             self.store.refresh()  # another writer may have committed while this one waited
-            return self._ingest(paths, prune, progress)
+            self.store.remove_stale_files()
+            yield
+
+    def plan(
+        self, documents: list[Document], roots: list[Path], prune: bool, report: IngestReport
+    ) -> tuple[list[Document], list[str]]:
+        """The documents to (re-)ingest — new or changed content hash — and, with ``prune``,
+        the keys of stored documents under ``roots`` that were not found; counted in
+        ``report``."""
+        known = self.store.document_hashes()
+        changed = [d for d in documents if known.get(d.key) != d.content_hash]
+        report.documents_unchanged = len(documents) - len(changed)
+        stale = self._stale_keys(documents, roots, known) if prune else []
+        report.documents_removed = len(stale)
+        return changed, stale
+
+    def finish(self, report: IngestReport, started: str, stale: list[str]) -> IngestReport:
+        """Remove ``stale`` documents, rebuild BM25 once and log the run (after all commits)."""
+        if stale:
+            self.store.commit([], remove_keys=stale)
+        clock = time.perf_counter()
+        self.store.ensure_sparse()  # once per ingest: a full rebuild after this run's commits
+        report.seconds["sparse"] = time.perf_counter() - clock
+        report.generation = self.store.generation
+        self.store.log_run(started, report.as_dict())
+        return report
 
     def _ingest(
         self,
@@ -154,42 +207,27 @@ class Index:
         """Load, chunk, embed and commit files; unchanged documents are skipped by content hash."""
         started = datetime.now(UTC).isoformat()
         report = IngestReport()
-        self.store.remove_stale_files()  # leftovers of a crashed commit, now that we write
         clock = time.perf_counter()
         roots = [Path(p) for p in paths]
         loaded = load_paths(roots)
-        report.skipped = loaded.skipped
-        report.files_seen = len({d.source for d in loaded.documents}) + len(loaded.skipped)
+        report.record_loaded(loaded.documents, loaded.skipped)
         report.seconds["load"] = time.perf_counter() - clock
 
-        known = self.store.document_hashes()
-        changed = [d for d in loaded.documents if known.get(d.key) != d.content_hash]
-        report.documents_unchanged = len(loaded.documents) - len(changed)
-        stale = self._stale_keys(loaded.documents, roots, known) if prune else []
-        report.documents_removed = len(stale)
-
+        changed, stale = self.plan(loaded.documents, roots, prune, report)
         total_chunks = 0
         report.seconds.update(chunk=0.0, normalize=0.0, embed=0.0, commit=0.0)
         for batch in iter_batches(changed, self.settings.commit_every_documents):
             clock = time.perf_counter()
-            chunked = [
-                (doc, self.chunker(doc.language).chunk(doc.text, doc.blocks)) for doc in batch
-            ]
+            chunked = [(doc, *self.chunker(doc)) for doc in batch]
             report.seconds["chunk"] += time.perf_counter() - clock
             clock = time.perf_counter()
-            keys = [[self.matching_key(c.text, doc.language) for c in cs] for doc, cs in chunked]
-            terms = [
-                [" ".join(self.terms(key, doc.language)) for key in doc_keys]
-                for (doc, _), doc_keys in zip(chunked, keys, strict=True)
+            prepared = [
+                Prepared(doc, chunks, *normalize_chunks(chunks, doc.language, self.settings), rec)
+                for doc, chunks, rec in chunked
             ]
             report.seconds["normalize"] += time.perf_counter() - clock
             clock = time.perf_counter()
-            pre_index = self.settings.normalization == "pre-index"
-            texts = [
-                key if pre_index else chunk.text
-                for (_, chunks), chunk_keys in zip(chunked, keys, strict=True)
-                for chunk, key in zip(chunks, chunk_keys, strict=True)
-            ]
+            texts = embedding_texts(prepared, self.settings)
             done = total_chunks
             vectors = self.encoder.encode_passages(
                 texts,
@@ -199,42 +237,29 @@ class Index:
             )
             report.seconds["embed"] += time.perf_counter() - clock
             clock = time.perf_counter()
-            pending, position = [], 0
-            for (doc, chunks), chunk_keys, chunk_terms in zip(chunked, keys, terms, strict=True):
-                doc_vectors = vectors[position : position + len(chunks)]
-                pending.append(PendingDocument(doc, chunks, doc_vectors, chunk_keys, chunk_terms))
-                position += len(chunks)
-            self.store.commit(pending)
+            self.store.commit(attach_vectors(prepared, vectors))
             report.seconds["commit"] += time.perf_counter() - clock
             total_chunks += len(texts)
             report.documents_added += len(batch)
             if progress:
                 progress("documents", report.documents_added, len(changed))
-        if stale:
-            self.store.commit([], remove_keys=stale)
-        clock = time.perf_counter()
-        self.store.ensure_sparse()  # once per ingest: a full rebuild after this run's commits
-        report.seconds["sparse"] = time.perf_counter() - clock
         report.chunks_added = total_chunks
-        report.generation = self.store.generation
-        self.store.log_run(started, report.as_dict())
-        return report
+        return self.finish(report, started, stale)
 
-    def chunker(self, language: str) -> RecursiveTokenChunker:
-        """The chunker for a language: budgets counted with its SentencePiece tokenizer."""
-        if language not in self._chunkers:
-            tokenizer = _tokenizer(language)
-            counter = tokenizer.count if tokenizer else count_tokens
-            self._chunkers[language] = RecursiveTokenChunker(self.settings.chunk_tokens, counter)
-        return self._chunkers[language]
+    @property
+    def chunker(self) -> DocumentChunker:
+        """The chunk stage this index's settings define (adaptive unless ``chunker`` names one);
+        adaptive scoring and the ``semantic`` chunker embed with the index's own encoder."""
+        if self._chunker is None:
+            self._chunker = DocumentChunker(self.settings, embed=self._embed_units)
+        return self._chunker
+
+    def _embed_units(self, texts: list[str]) -> np.ndarray:
+        return self.encoder.encode_passages(texts)
 
     def terms(self, key: str, language: str) -> list[str]:
-        """Sparse terms of a matching key (:func:`ragkit.sparse.analyze`, ``sparse_terms``)."""
-        choice = self.settings.sparse_terms
-        tokenizer = None
-        if choice == "pieces" or (choice == "auto" and not has_stemmer(language)):
-            tokenizer = _tokenizer(language)
-        return analyze(key, language, tokenizer.pieces if tokenizer else None)
+        """Sparse terms of a matching key (:func:`ragkit.pipeline.sparse_terms`)."""
+        return sparse_terms(key, language, self.settings)
 
     def matching_key(self, text: str, language: str | None = None) -> str:
         """``text`` normalized as this index normalizes (``language`` detected when None).
@@ -244,14 +269,16 @@ class Index:
             >>> index.matching_key("إِلَى", "ar")  # doctest: +SKIP
             'الي'
         """
-        if self.settings.normalization == "off":
-            return text
-        return normalize_document(
-            text,
-            language or detect_language(text),
-            geez_mode=self.settings.geez_mode,
-            lexical=self.settings.lexical_normalization,
-        ).text
+        return matching_key(text, language, self.settings)
+
+    def chunking(self, key: str) -> dict[str, Any]:
+        """The chunking record of the document ``key``: the chosen chunker and, for adaptive
+        chunking, every candidate's metric scores (:meth:`ragkit.chunking.Selection.as_dict`).
+        """
+        record = self.store.chunking(key)
+        if record is None:
+            raise RagkitError(f"{self.store.folder}: no document {key!r} (keys are file paths)")
+        return record
 
     @staticmethod
     def _stale_keys(
@@ -274,13 +301,20 @@ class Index:
         mode: SearchMode = "hybrid",
         filters: dict[str, Any] | None = None,
         fusion: FusionMethod = "rrf",
+        rerank: bool = False,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query``, best first.
 
         ``mode``: ``hybrid`` (dense + BM25, fused), ``dense`` or ``sparse``. ``filters`` keep
         chunks whose document matches every entry (``language``, ``source`` glob, or any
         metadata key) and apply before fusion. ``fusion``: ``rrf`` or ``weighted``.
+        ``rerank``: the first stage's top ``rerank_depth`` go through the groupwise reranker
+        (:mod:`ragkit.rerank`) and ``score`` becomes the reranker's (interpolated) score.
         """
+        if rerank:
+            depth = max(k, self.settings.rerank_depth)
+            candidates = self.search(query, depth, mode, filters, fusion)
+            return self.reranker.rerank_hits(query, candidates, k)
         if mode not in SEARCH_MODES:
             raise RagkitError(f"search mode {mode!r}: use one of {', '.join(SEARCH_MODES)}")
         allowed = self.store.filtered_chunk_ids(filters) if filters else None
@@ -322,7 +356,9 @@ class Index:
             "generation": self.store.generation,
             "embedding_model": self.settings.embedding_model,
             "dimension": self.store.dimension,
+            "chunker": self.settings.chunker,
             **self.store.counts(),
+            "chunkers chosen": self.store.chunker_counts(),
         }
 
     def close(self) -> None:

@@ -31,7 +31,7 @@ import shutil
 import sqlite3
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +62,8 @@ CREATE TABLE IF NOT EXISTS documents (
     script TEXT NOT NULL,
     language TEXT NOT NULL,
     metadata TEXT NOT NULL,
-    text TEXT NOT NULL
+    text TEXT NOT NULL,
+    chunking TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS documents_source ON documents(source);
 CREATE TABLE IF NOT EXISTS chunks (
@@ -111,6 +112,7 @@ class PendingDocument:
     vectors: np.ndarray
     match_texts: list[str]  # each chunk's normalized matching key (ragkit.normalize)
     terms: list[str]  # each chunk's sparse terms: space-joined SentencePiece pieces
+    chunking: dict[str, Any] = field(default_factory=dict)  # chunker choice and metric scores
 
 
 class Store:
@@ -200,12 +202,17 @@ class Store:
                 f"create one with `ragkit ingest PATH --index {folder}`"
             )
         connection = cls._connect(folder)
-        columns = {row[1] for row in connection.execute("PRAGMA table_info(chunks)")}
-        for column in ("match_text", "terms"):  # indexes made before these were stored
-            if column not in columns:
-                connection.execute(
-                    f"ALTER TABLE chunks ADD COLUMN {column} TEXT NOT NULL DEFAULT ''"
-                )
+        added = {  # columns that indexes made before they were stored lack
+            "chunks": {"match_text": "''", "terms": "''"},
+            "documents": {"chunking": "'{}'"},
+        }
+        for table, wanted in added.items():
+            columns = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+            for column, default in wanted.items():
+                if column not in columns:
+                    connection.execute(
+                        f"ALTER TABLE {table} ADD COLUMN {column} TEXT NOT NULL DEFAULT {default}"
+                    )
         return cls(folder, connection)
 
     def _state(self, key: str) -> str:
@@ -278,6 +285,19 @@ class Store:
 
     def sources(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT DISTINCT source FROM documents")}
+
+    def chunker_counts(self) -> dict[str, int]:
+        """How many documents each chunker was chosen for (``unrecorded``: older indexes)."""
+        rows = self.db.execute(
+            "SELECT COALESCE(json_extract(chunking, '$.chosen'), 'unrecorded'), COUNT(*) "
+            "FROM documents GROUP BY 1 ORDER BY 2 DESC, 1"
+        )
+        return {str(name): int(count) for name, count in rows}
+
+    def chunking(self, key: str) -> dict[str, Any] | None:
+        """The chunking record of the document ``key`` (None when no such document)."""
+        row = self.db.execute("SELECT chunking FROM documents WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
 
     def counts(self) -> dict[str, int]:
         documents = self.db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
@@ -407,7 +427,7 @@ class Store:
             doc = item.document
             document_id = self.db.execute(
                 "INSERT INTO documents(key, source, external_id, title, content_hash, script, "
-                "language, metadata, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "language, metadata, text, chunking) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     doc.key,
                     doc.source,
@@ -418,6 +438,7 @@ class Store:
                     doc.language,
                     json.dumps(doc.metadata, ensure_ascii=False),
                     doc.text,
+                    json.dumps(item.chunking, ensure_ascii=False),
                 ),
             ).lastrowid
             rows = zip(item.chunks, item.vectors, item.match_texts, item.terms, strict=True)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+import flows  # noqa: F401  (ragkit's Prefect settings, set before Prefect loads)
+
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -34,4 +36,43 @@ def corpus(tmp_path: Path) -> Path:
         '{"id": "r2", "text": "Bicycles have two wheels.", "metadata": {"lang": "en"}}\n',
         encoding="utf-8",
     )
+    return folder
+
+
+@pytest.fixture(scope="session")
+def prefect_harness(tmp_path_factory: pytest.TempPathFactory):
+    """One temporary Prefect server (SQLite) for the session, results kept in a temp folder."""
+    from prefect.settings import PREFECT_LOCAL_STORAGE_PATH, temporary_settings
+    from prefect.testing.utilities import prefect_test_harness
+
+    storage = tmp_path_factory.mktemp("prefect-results")
+    with (
+        temporary_settings({PREFECT_LOCAL_STORAGE_PATH: storage}),
+        prefect_test_harness(server_startup_timeout=120),
+    ):
+        yield
+
+
+@pytest.fixture
+def tiny_beir(tmp_path: Path) -> Path:
+    """A three-document BEIR folder with two judged queries (one right answer each)."""
+    import json
+
+    folder = tmp_path / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    docs = {
+        "d1": "Water boils at one hundred degrees Celsius.",
+        "d2": "Cats sleep most of the day.",
+        "d3": "Airfoil lift depends on the angle of attack.",
+    }
+    (folder / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in docs.items())
+    )
+    (folder / "queries.jsonl").write_text(
+        json.dumps({"_id": "q1", "text": "boiling temperature of water"})
+        + "\n"
+        + json.dumps({"_id": "q2", "text": "wing lift and angle of attack"})
+        + "\n"
+    )
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t2\n")
     return folder

@@ -12,7 +12,6 @@ from ragkit.chunking import (
     DocumentContext,
     FixedChunker,
     RecursiveChunker,
-    RecursiveTokenChunker,
     SemanticChunker,
     SentenceChunker,
     StructureChunker,
@@ -69,18 +68,6 @@ def _tiles(text: str, chunks: list[Chunk]) -> None:
     for chunk in chunks:
         assert text[chunk.start : chunk.end] == chunk.text
         assert chunk.token_count == count_tokens(chunk.text)
-
-
-# --- the interim chunker stays importable and unchanged for ingest -----------------------------
-
-
-def test_interim_chunker_offsets_and_budget() -> None:
-    chunks = RecursiveTokenChunker(budget=32).chunk(TEXT, text_blocks(TEXT, markdown=True))
-    for chunk in chunks:
-        assert TEXT[chunk.start : chunk.end] == chunk.text
-        assert chunk.token_count == count_tokens(chunk.text) <= 32
-        assert chunk.chunker == "recursive-token"
-    assert sum(c.token_count for c in chunks) == count_tokens(TEXT)
 
 
 # --- chunkers: coverage, offsets, budgets ---------------------------------------------------

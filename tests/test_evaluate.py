@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -23,26 +22,8 @@ def test_metrics_by_hand() -> None:
     assert ndcg_at_k(["a", "b"], relevant) == pytest.approx(1.0)
 
 
-def test_evaluate_tiny_beir_folder(tmp_path: Path) -> None:
-    (tmp_path / "qrels").mkdir()
-    docs = {
-        "d1": "Water boils at one hundred degrees Celsius.",
-        "d2": "Cats sleep most of the day.",
-        "d3": "Airfoil lift depends on the angle of attack.",
-    }
-    (tmp_path / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in docs.items())
-    )
-    (tmp_path / "queries.jsonl").write_text(
-        json.dumps({"_id": "q1", "text": "boiling temperature of water"})
-        + "\n"
-        + json.dumps({"_id": "q2", "text": "wing lift and angle of attack"})
-        + "\n"
-    )
-    (tmp_path / "qrels" / "test.tsv").write_text(
-        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t2\n"
-    )
-    reports = evaluate(tmp_path, MODEL, modes=("dense", "sparse", "hybrid"))
+def test_evaluate_tiny_beir_folder(tiny_beir: Path) -> None:
+    reports = evaluate(tiny_beir, MODEL, modes=("dense", "sparse", "hybrid"))
     assert [r.mode for r in reports] == ["dense", "sparse", "hybrid"]
     for report in reports:
         assert report.queries == 2

@@ -27,7 +27,6 @@ from ragkit.chunking.base import (
 )
 from ragkit.chunking.context import DocumentContext
 from ragkit.chunking.fixed import FixedChunker
-from ragkit.chunking.legacy import RecursiveTokenChunker
 from ragkit.chunking.recursive import RecursiveChunker
 from ragkit.chunking.semantic import SemanticChunker
 from ragkit.chunking.sentence import SentenceChunker
@@ -40,7 +39,6 @@ __all__ = [
     "DocumentContext",
     "FixedChunker",
     "RecursiveChunker",
-    "RecursiveTokenChunker",
     "Selection",
     "SemanticChunker",
     "SentenceChunker",

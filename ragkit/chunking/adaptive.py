@@ -63,10 +63,6 @@ class Selection:
     seconds: float
     skipped: tuple[str, ...] = field(default=())
 
-    def table(self) -> list[tuple[str, dict[str, float]]]:
-        """Rows (label, scores) best first — what ``ragkit chunk --explain`` prints."""
-        return sorted(self.scores.items(), key=lambda item: -item[1]["score"])
-
     def as_dict(self) -> dict[str, object]:
         """JSON-ready record (what the index stores next to the document)."""
         return {

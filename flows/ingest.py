@@ -1,0 +1,380 @@
+"""Prefect flow: ingest files into a ragkit index, once or on a schedule.
+
+The tasks are the library's stages (:mod:`ragkit.pipeline`), the same code ``ragkit ingest``
+runs::
+
+    discover ─▶ load (per file) ─▶ chunk (per file: chunk + normalize) ─▶ embed (batches) ─▶ commit
+
+- ``discover`` lists the supported files and hashes each one (SHA-256 of its bytes);
+- ``load`` and ``chunk`` are cached by that hash (``chunk`` also by the index settings), so an
+  unchanged file is neither parsed nor chunked again; documents whose content hash the index
+  already holds are not embedded at all;
+- ``load`` retries read failures (``retries`` times); a file that still fails is reported with
+  its reason and the run goes on, like a file ``ragkit ingest`` skips;
+- ``embed`` gets batches of ``embed_batch_size × 8`` chunk texts, one task each, so a Dask
+  cluster spreads them over its workers;
+- ``commit`` runs in the flow's own process under the index's writer lock: one writer;
+- a markdown artifact (``ragkit-ingest``) summarizes the run.
+
+Run once (on the temporary server Prefect starts, or ``PREFECT_API_URL``)::
+
+    ragkit flows run ingest docs/ --index my-index [--runner dask [--dask-address tcp://…]]
+
+Example:
+    >>> ingest_flow.name, [t.name for t in (discover, load, chunk, embed, commit)]
+    ('ragkit-ingest', ['discover', 'load', 'chunk', 'embed', 'commit'])
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.context import TaskRunContext
+from prefect.futures import PrefectFuture, wait
+from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.utilities.annotations import quote
+
+from ragkit.config import Settings
+from ragkit.documents import LoadResult, SkippedFile
+from ragkit.documents import discover as discover_files
+from ragkit.embed import Encoder
+from ragkit.errors import RagkitError
+from ragkit.index import Index, IngestReport
+from ragkit.pipeline import (
+    DocumentChunker,
+    PreparedDocument,
+    attach_vectors,
+    embedding_texts,
+    prepare,
+)
+from ragkit.pipeline import load as load_file
+
+RAGKIT_VERSION = version("ragkit")
+LOAD_RETRIES = 2
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A discovered file and the SHA-256 of its bytes ("" when it could not be read)."""
+
+    path: str
+    sha256: str
+
+
+@functools.cache
+def encoder(model: str, batch_size: int) -> Encoder:
+    """One encoder per process (each Dask worker loads the model once)."""
+    return Encoder(model, batch_size)
+
+
+def _key(*parts: str) -> str:
+    return hashlib.sha256("\x00".join((RAGKIT_VERSION, *parts)).encode()).hexdigest()
+
+
+def file_cache_key(context: TaskRunContext, parameters: dict[str, Any]) -> str | None:
+    """``load``'s cache key: the file's path and content hash (none when unreadable)."""
+    source: SourceFile = parameters["source"]
+    return _key("load", source.path, source.sha256) if source.sha256 else None
+
+
+def chunk_cache_key(context: TaskRunContext, parameters: dict[str, Any]) -> str | None:
+    """``chunk``'s cache key: path, content hash and the index settings that shape chunks."""
+    source: SourceFile = parameters["source"]
+    settings: Settings = parameters["settings"]
+    if not source.sha256:
+        return None
+    return _key("chunk", source.path, source.sha256, settings.model_dump_json())
+
+
+@task(name="discover", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
+def discover(paths: list[str]) -> tuple[list[SourceFile], list[SkippedFile]]:
+    """Supported files under ``paths`` with their content hashes; unsupported ones skipped."""
+    files, skipped = discover_files([Path(p) for p in paths])
+    found: list[SourceFile] = []
+    for path in files:
+        try:
+            with path.open("rb") as handle:
+                digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        except OSError:
+            digest = ""  # not cached; ``load`` retries the read and reports it
+        found.append(SourceFile(str(path), digest))
+    return found, skipped
+
+
+@task(
+    name="load",
+    retries=LOAD_RETRIES,
+    retry_delay_seconds=2,
+    cache_key_fn=file_cache_key,
+    persist_result=True,
+)
+def load(source: SourceFile) -> LoadResult:
+    """One file's documents; read failures raise (and are retried), bad content is skipped."""
+    return load_file(Path(source.path), raise_io_errors=True)
+
+
+@task(name="chunk", cache_key_fn=chunk_cache_key, persist_result=True)
+def chunk(source: SourceFile, loaded: LoadResult, settings: Settings) -> list[PreparedDocument]:
+    """Chunk (adaptive or the configured chunker) and normalize one file's documents."""
+
+    def embed(texts: list[str]) -> np.ndarray:
+        return encoder(settings.embedding_model, settings.embed_batch_size).encode_passages(texts)
+
+    chunker = DocumentChunker(settings, embed=embed)
+    return [prepare(document, chunker, settings) for document in loaded.documents]
+
+
+@task(name="embed", cache_policy=NO_CACHE)
+def embed(texts: list[str], model: str, batch_size: int) -> np.ndarray:
+    """Vectors of one batch of chunk texts."""
+    return encoder(model, batch_size).encode_passages(texts)
+
+
+@task(name="commit", cache_policy=NO_CACHE)
+def commit(index: Index, prepared: list[PreparedDocument], vectors: list[np.ndarray]) -> int:
+    """Commit one batch of documents as a new generation (called in the flow's process)."""
+    matrix = np.concatenate(vectors) if vectors else np.zeros((0, index.store.dimension))
+    return index.store.commit(attach_vectors(prepared, matrix.astype(np.float32)))
+
+
+def _reason(error: BaseException | None, path: str) -> str:
+    message = str(error).removeprefix(f"{path}: ") if error else "unknown error"
+    return f"{message} (failed after {LOAD_RETRIES + 1} attempts)"
+
+
+@dataclass
+class FlowStats:
+    """What the flow itself adds to the ingest report: caching and embedding work."""
+
+    files_cached: int = 0
+    embed_batches: int = 0
+    chunks_embedded: int = 0
+
+
+def _load_and_chunk(
+    files: list[SourceFile],
+    settings: Settings,
+    retry_delay_seconds: float,
+    refresh_cache: bool,
+    report: IngestReport,
+) -> tuple[list[PreparedDocument], list[SkippedFile], int]:
+    """Run ``load`` then ``chunk`` for every file; returns documents, failures, cache hits."""
+    clock = time.perf_counter()
+    loader = load.with_options(
+        retry_delay_seconds=retry_delay_seconds, refresh_cache=refresh_cache or None
+    )
+    chunker = chunk.with_options(refresh_cache=refresh_cache or None)
+    loads = [loader.submit(source) for source in files]
+    wait(loads)
+    failed: list[SkippedFile] = []
+    ready: list[tuple[SourceFile, LoadResult]] = []
+    for source, future in zip(files, loads, strict=True):
+        if future.state.is_completed():
+            ready.append((source, future.result()))
+        else:
+            error = future.result(raise_on_failure=False)
+            failed.append(SkippedFile(source.path, _reason(error, source.path)))
+    report.seconds["load"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    chunked = [(chunker.submit(source, loaded, settings), loaded) for source, loaded in ready]
+    prepared: list[PreparedDocument] = []
+    cached = 0
+    for future, loaded in chunked:
+        prepared.extend(future.result())
+        failed.extend(loaded.skipped)
+        cached += future.state.name == "Cached"
+    report.seconds["chunk"] = time.perf_counter() - clock
+    return prepared, failed, cached
+
+
+def _embed_and_commit(
+    index: Index, prepared: list[PreparedDocument], report: IngestReport, stats: FlowStats
+) -> None:
+    """Embed each commit batch in parallel tasks, then commit it from this process."""
+    settings = index.settings
+    step = settings.embed_batch_size * 8
+    report.seconds.update(embed=0.0, commit=0.0)
+    for start in range(0, len(prepared), settings.commit_every_documents):
+        batch = prepared[start : start + settings.commit_every_documents]
+        clock = time.perf_counter()
+        texts = embedding_texts(batch, settings)
+        futures: list[PrefectFuture[np.ndarray]] = [
+            embed.submit(texts[i : i + step], settings.embedding_model, settings.embed_batch_size)
+            for i in range(0, len(texts), step)
+        ]
+        vectors = [future.result() for future in futures]
+        report.seconds["embed"] += time.perf_counter() - clock
+        clock = time.perf_counter()
+        commit(index, quote(batch), vectors)
+        report.seconds["commit"] += time.perf_counter() - clock
+        stats.embed_batches += len(futures)
+        stats.chunks_embedded += len(texts)
+        report.documents_added += len(batch)
+        report.chunks_added += len(texts)
+
+
+@flow(name="ragkit-ingest")
+def ingest_flow(
+    paths: list[str],
+    index: str,
+    prune: bool = False,
+    model: str | None = None,
+    settings: dict[str, Any] | None = None,
+    wait_for_lock: bool = True,
+    retry_delay_seconds: float = 2.0,
+    refresh_cache: bool = False,
+) -> IngestReport:
+    """Ingest ``paths`` into the index folder ``index`` (created with ``model`` and
+    ``settings`` when missing); the same result as ``ragkit ingest PATHS --index INDEX``.
+
+    ``refresh_cache`` loads and chunks every file again (and refreshes the cache) instead of
+    reusing the results of an unchanged file.
+    """
+    logger = get_run_logger()
+    started = datetime.now(UTC).isoformat()
+    opened = Index.open(index, create=True, model=model, **(settings or {}))
+    report, stats = IngestReport(), FlowStats()
+    with opened.writing(wait_for_lock):
+        files, skipped = discover(paths)
+        prepared, failed, stats.files_cached = _load_and_chunk(
+            files, opened.settings, retry_delay_seconds, refresh_cache, report
+        )
+        documents = [item.document for item in prepared]
+        report.record_loaded(documents, [*skipped, *failed])
+        roots = [Path(p) for p in paths]
+        changed, stale = opened.plan(documents, roots, prune, report)
+        keys = {d.key for d in changed}
+        todo = [item for item in prepared if item.document.key in keys]
+        _embed_and_commit(opened, todo, report, stats)
+        opened.finish(report, started, stale)
+    logger.info(
+        "%d files, %d documents added, %d unchanged, %d chunks embedded, %d skipped",
+        report.files_seen,
+        report.documents_added,
+        report.documents_unchanged,
+        stats.chunks_embedded,
+        len(report.skipped),
+    )
+    create_markdown_artifact(
+        key="ragkit-ingest",
+        markdown=summary_markdown(index, report, stats, opened.store.chunker_counts()),
+        description=f"ragkit ingest into {index}",
+    )
+    opened.close()
+    return report
+
+
+def summary_markdown(
+    index: str, report: IngestReport, stats: FlowStats, chunkers: dict[str, int]
+) -> str:
+    """The run summary published as the flow's artifact.
+
+    Example:
+        >>> print(summary_markdown("idx", IngestReport(files_seen=2), FlowStats(), {})
+        ...       .splitlines()[0])
+        # ragkit ingest → `idx` (generation 0)
+    """
+    rows = [
+        ("files seen", report.files_seen),
+        ("files unchanged (cached load + chunk)", stats.files_cached),
+        ("documents added", report.documents_added),
+        ("documents unchanged", report.documents_unchanged),
+        ("documents removed", report.documents_removed),
+        ("chunks embedded", stats.chunks_embedded),
+        ("embedding batches", stats.embed_batches),
+        ("files skipped", len(report.skipped)),
+    ]
+    lines = [
+        f"# ragkit ingest → `{index}` (generation {report.generation})",
+        "",
+        "| | |",
+        "|---|---:|",
+        *(f"| {name} | {value} |" for name, value in rows),
+        "",
+        "| stage | seconds |",
+        "|---|---:|",
+        *(f"| {stage} | {seconds:.2f} |" for stage, seconds in report.seconds.items()),
+    ]
+    if chunkers:
+        lines += ["", "| chunker chosen | documents |", "|---|---:|"]
+        lines += [f"| {name} | {count} |" for name, count in chunkers.items()]
+    if report.skipped:
+        lines += ["", "## Skipped", ""]
+        lines += [f"- `{s.path}`: {s.reason}" for s in report.skipped]
+    return "\n".join(lines) + "\n"
+
+
+def task_runner(runner: str = "local", address: str | None = None, workers: int | None = None):
+    """``local``: threads in this process; ``dask``: prefect-dask's ``DaskTaskRunner`` on the
+    scheduler at ``address``, or on a new ``LocalCluster`` of ``workers`` processes."""
+    if runner == "local":
+        return ThreadPoolTaskRunner(max_workers=workers)
+    if runner != "dask":
+        raise RagkitError(f"--runner {runner!r}: use local or dask")
+    from prefect_dask import DaskTaskRunner
+
+    if address:
+        return DaskTaskRunner(address=address)
+    cluster = {"n_workers": workers or 2, "threads_per_worker": 1, "dashboard_address": None}
+    return DaskTaskRunner(cluster_kwargs=cluster)
+
+
+def run_ingest(
+    paths: list[str],
+    index: str,
+    runner: str = "local",
+    address: str | None = None,
+    workers: int | None = None,
+    **parameters: Any,
+) -> IngestReport:
+    """Run :func:`ingest_flow` once with the chosen task runner (``ragkit flows run ingest``)."""
+    chosen = ingest_flow.with_options(task_runner=task_runner(runner, address, workers))
+    return chosen(paths=paths, index=index, **parameters)
+
+
+def serve_ingest(
+    index: Path,
+    watch: list[Path],
+    cron: str = "0 2 * * *",
+    name: str | None = None,
+    model: str | None = None,
+    prune: bool = True,
+) -> None:
+    """Register a deployment of :func:`ingest_flow` that re-ingests ``watch`` into ``index``
+    on ``cron``, and serve it until interrupted (``ragkit flows serve``).
+
+    Schedules live on a Prefect server: ``prefect server start`` and ``PREFECT_API_URL``.
+    """
+    from prefect.settings import PREFECT_API_URL
+
+    if not PREFECT_API_URL.value():
+        raise RagkitError(
+            "ragkit flows serve: schedules need a running Prefect server; start one with "
+            "`prefect server start` and export PREFECT_API_URL=http://127.0.0.1:4200/api"
+        )
+    missing = [str(w) for w in watch if not w.exists()]
+    if missing:
+        raise RagkitError(f"--watch {', '.join(missing)}: no such file or folder")
+    parameters = {
+        "paths": [str(w.resolve()) for w in watch],
+        "index": str(index.resolve()),
+        "prune": prune,
+        "model": model,
+    }
+    try:
+        ingest_flow.serve(
+            name=name or f"ragkit-{index.resolve().name}", cron=cron, parameters=parameters
+        )
+    except ValueError as error:
+        raise RagkitError(f"--cron {cron!r}: {error}") from error

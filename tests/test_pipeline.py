@@ -1,0 +1,125 @@
+"""Ingest chunking: adaptive by default, one fixed chunker by setting, the choice recorded in
+the index (real SQLite, FAISS and the bundled encoder)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import MODEL
+from typer.testing import CliRunner
+
+from ragkit import Index, RagkitError, Settings
+from ragkit.cli import app
+from ragkit.store import DB_NAME
+
+SECTIONS = {
+    "Boiling": "Water boils at one hundred degrees Celsius at sea level. "
+    "At altitude the boiling point drops because the air pressure is lower. ",
+    "Freezing": "Ice forms when water cools below zero degrees Celsius. "
+    "Salt water freezes at a lower temperature than fresh water. ",
+    "Trains": "Steam locomotives burned coal to boil water in their boilers. "
+    "Diesel engines replaced them on most railways after the war. ",
+}
+
+
+@pytest.fixture
+def long_doc(tmp_path: Path) -> Path:
+    """A markdown file over several 64-token budgets, with headings: candidates disagree."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    body = "".join(f"# {title}\n\n{text * 4}\n\n" for title, text in SECTIONS.items())
+    (folder / "long.md").write_text(body, encoding="utf-8")
+    (folder / "short.txt").write_text("Cats sleep most of the day.", encoding="utf-8")
+    return folder
+
+
+def test_ingest_is_adaptive_by_default_and_records_scores(tmp_path: Path, long_doc: Path) -> None:
+    index = Index.open(tmp_path / "index", create=True, model=MODEL, chunk_tokens=64)
+    assert index.settings.chunker == "adaptive"
+    index.ingest([long_doc])
+    record = index.chunking(str(long_doc / "long.md"))
+    candidates = {"fixed-64", "sentence", "recursive", "structure", "semantic"}
+    assert set(record["scores"]) == candidates
+    assert record["chosen"] in candidates and record["skipped"] == []
+    for scores in record["scores"].values():
+        assert set(scores) == {"SC", "BI", "ICC", "DCC", "RC", "score"}
+        assert all(0.0 <= v <= 1.0 for v in scores.values())
+    best = max(record["scores"].values(), key=lambda s: s["score"])
+    assert record["scores"][record["chosen"]]["score"] == best["score"]
+    rows = index.store.db.execute(
+        "SELECT DISTINCT c.chunker FROM chunks c JOIN documents d ON d.id = c.document_id "
+        "WHERE d.key = ?",
+        (str(long_doc / "long.md"),),
+    ).fetchall()
+    assert rows == [(record["chosen"],)]
+    # A document within one budget: every candidate agrees, so nothing is embedded to score it.
+    short = index.chunking(str(long_doc / "short.txt"))
+    assert short["skipped"] == ["DCC", "ICC"]
+    counts = index.info()["chunkers chosen"]
+    assert sum(counts.values()) == 2 and counts[record["chosen"]] >= 1
+    with pytest.raises(RagkitError, match="no document"):
+        index.chunking("missing.txt")
+
+
+def test_fixed_chunker_setting(tmp_path: Path, long_doc: Path) -> None:
+    index = Index.open(tmp_path / "index", create=True, model=MODEL, chunker="fixed")
+    index.ingest([long_doc])
+    chunkers = {row[0] for row in index.store.db.execute("SELECT chunker FROM chunks")}
+    assert chunkers == {"fixed-256"}
+    assert index.chunking(str(long_doc / "long.md")) == {"chosen": "fixed-256"}
+    assert index.info()["chunkers chosen"] == {"fixed-256": 2}
+    with pytest.raises(RagkitError, match="chunker='fixed'"):
+        Index.open(tmp_path / "index", chunker="sentence")
+
+
+def test_settings_reject_unknown_chunker_and_metric() -> None:
+    with pytest.raises(ValueError, match="recursive-token"):
+        Settings(chunker="recursive-token")
+    with pytest.raises(ValueError, match="XYZ"):
+        Settings(chunk_weights={"XYZ": 1.0})
+
+
+def test_index_without_chunking_column_still_opens(tmp_path: Path, long_doc: Path) -> None:
+    """An index written before the selection was recorded: no column, no chunker setting."""
+    folder = tmp_path / "old"
+    index = Index.open(folder, create=True, model=MODEL, chunker="sentence")
+    index.ingest([long_doc / "short.txt"])
+    index.close()
+    db = index.store._connect(folder)
+    db.execute("ALTER TABLE documents DROP COLUMN chunking")
+    settings = json.loads(db.execute("SELECT value FROM state WHERE key='settings'").fetchone()[0])
+    for key in ("chunker", "chunk_min_tokens", "chunk_weights"):
+        settings.pop(key)
+    db.execute("UPDATE state SET value = ? WHERE key = 'settings'", (json.dumps(settings),))
+    db.close()
+
+    reopened = Index.open(folder)
+    assert reopened.info()["chunkers chosen"] == {"unrecorded": 1}
+    assert reopened.chunking(str(long_doc / "short.txt")) == {}
+    assert reopened.search("cats", k=1)[0].source.endswith("short.txt")
+    reopened.ingest([long_doc / "long.md"])
+    counts = reopened.info()["chunkers chosen"]
+    assert counts.pop("unrecorded") == 1 and sum(counts.values()) == 1
+
+
+def test_cli_chunker_options_and_info(tmp_path: Path, long_doc: Path) -> None:
+    runner = CliRunner()
+    folder = str(tmp_path / "cli-index")
+    args = ["ingest", str(long_doc), "--index", folder, "--model", MODEL, "--chunk-tokens", "64"]
+    result = runner.invoke(app, [*args, "--chunk-weights", "SC=1,BI=2,RC=1"])
+    assert result.exit_code == 0, result.output
+    assert Index.open(folder).settings.chunk_weights == {"SC": 1.0, "BI": 2.0, "RC": 1.0}
+    result = runner.invoke(app, ["info", "--index", folder])
+    assert result.exit_code == 0 and "chunkers chosen" in result.output
+    key = str(long_doc / "long.md")
+    result = runner.invoke(app, ["info", "--index", folder, "--document", key])
+    assert result.exit_code == 0, result.output
+    assert "structure" in result.output and "chosen" in result.output
+    result = runner.invoke(app, ["info", "--index", folder, "--document", "nope"])
+    assert result.exit_code == 2
+    bad = ["ingest", str(long_doc), "--index", str(tmp_path / "x"), "--chunker", "nope"]
+    result = runner.invoke(app, bad)
+    assert result.exit_code == 2 and "--chunker" in result.output
+    assert not (tmp_path / "x" / DB_NAME).exists()
