@@ -24,8 +24,9 @@ import logging
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 import numpy as np
 import torch
@@ -43,6 +44,19 @@ WEIGHTS_DIR = Path(__file__).parent / "weights"
 DEFAULT_RERANKER = "groupwise-minilm"
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
+
+
+class Scored(Protocol):
+    """Anything with a ``text`` and a first-stage ``score`` (e.g. :class:`ragkit.Hit`)."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def score(self) -> float: ...
+
+
+H = TypeVar("H", bound=Scored)
 
 
 @dataclass(frozen=True)
@@ -194,3 +208,8 @@ class Reranker:
             final = (1 - self.first_stage_weight) * rerank + self.first_stage_weight * prior
         order = sorted(range(len(documents)), key=lambda i: (-final[i], i))[:top_k]
         return [RankedCandidate(i, float(final[i]), float(rerank[i])) for i in order]
+
+    def rerank_hits(self, query: str, hits: Sequence[H], k: int | None = None) -> list[H]:
+        """``hits`` (frozen dataclasses with ``text`` and ``score``) reordered, rescored."""
+        ranked = self.rank(query, [h.text for h in hits], [h.score for h in hits], top_k=k)
+        return [replace(hits[c.index], score=c.score) for c in ranked]  # type: ignore[type-var]
