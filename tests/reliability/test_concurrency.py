@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import threading
 from pathlib import Path
 
 import pytest
 from conftest import MODEL
+from killharness import ingest_command
 
 from ragkit import Index, RagkitError
+from ragkit.doctor import diagnose
 from ragkit.lock import WriteLock
 
 
@@ -88,3 +92,32 @@ def test_many_threads_search_at_once(built: Path) -> None:
         thread.join()
     assert failures == []
     assert results == ["d0.txt"] * 24
+
+
+def test_second_cli_writer_fails_fast_or_waits_its_turn(built: Path, tmp_path: Path) -> None:
+    """Another process holds the writer lock: `ragkit ingest --no-wait` exits 2 naming it, and
+    `ragkit ingest` says it waits, then commits once the lock is released."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "late.txt").write_text("Volcanoes erupt molten rock and ash.")
+    index = built / "index"
+    holder = WriteLock(index, wait=False)
+    holder.acquire()
+    try:
+        fast = subprocess.run(
+            [*ingest_command(other, index), "--no-wait"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        waiting = subprocess.Popen(ingest_command(other, index), stderr=subprocess.PIPE, text=True)
+        assert waiting.stderr is not None
+        said = next(line for line in waiting.stderr if "waiting for another writer" in line)
+        assert waiting.poll() is None  # still waiting while the lock is held
+    finally:
+        holder.release()
+    assert fast.returncode == 2 and "another writer" in fast.stderr, fast.stderr
+    assert f"pid {os.getpid()}" in said
+    assert waiting.wait(timeout=300) == 0
+    assert diagnose(index).problems == []
+    assert str(other / "late.txt") in Index.open(index).store.document_hashes()
