@@ -32,7 +32,6 @@ import hashlib
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +44,7 @@ from prefect.futures import PrefectFuture, wait
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
+import ragkit
 from ragkit.config import Settings
 from ragkit.documents import LoadResult, SkippedFile
 from ragkit.documents import discover as discover_files
@@ -60,7 +60,6 @@ from ragkit.pipeline import (
 )
 from ragkit.pipeline import load as load_file
 
-RAGKIT_VERSION = version("ragkit")
 LOAD_RETRIES = 2
 
 
@@ -78,8 +77,17 @@ def encoder(model: str, batch_size: int) -> Encoder:
     return Encoder(model, batch_size)
 
 
+@functools.cache
+def code_fingerprint() -> str:
+    """SHA-256 over ragkit's source files: cached results never outlive a code change."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(ragkit.__file__).parent.rglob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def _key(*parts: str) -> str:
-    return hashlib.sha256("\x00".join((RAGKIT_VERSION, *parts)).encode()).hexdigest()
+    return hashlib.sha256("\x00".join((code_fingerprint(), *parts)).encode()).hexdigest()
 
 
 def file_cache_key(context: TaskRunContext, parameters: dict[str, Any]) -> str | None:

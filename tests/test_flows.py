@@ -188,3 +188,14 @@ def test_dask_runner_builds_the_same_index(tmp_path: Path, files: Path) -> None:
     )
     assert dask.as_dict() | {"seconds": {}} == local.as_dict() | {"seconds": {}}
     assert_same_index(tmp_path / "local", tmp_path / "dask")
+
+
+def test_cli_flows_run_ingest(tmp_path: Path, corpus: Path) -> None:
+    (corpus / "bad.txt").write_bytes(b"\xff\xfe\xfa not utf8 \x00\x00")
+    folder = str(tmp_path / "index")
+    args = ["flows", "run", "ingest", str(corpus), "--index", folder, "--model", MODEL]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output  # like `ragkit ingest`: one file skipped
+    assert "documents added 5" in result.output and "bad.txt" in result.output
+    result = CliRunner().invoke(app, [*args, "--runner", "spark"])
+    assert result.exit_code == 2 and "--runner 'spark'" in result.output
