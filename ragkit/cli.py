@@ -102,6 +102,9 @@ def ingest(
             report = opened.ingest(paths, prune=prune, progress=progress, wait=wait)
     except RagkitError as error:
         _fail(error)
+    except Exception:  # noqa: BLE001 - a bug, not a bad file: exit 2, never 1 ("files skipped")
+        errors.print_exception()
+        raise typer.Exit(2) from None
     print_ingest_report(report)
 
 

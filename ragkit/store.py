@@ -46,6 +46,7 @@ from ragkit.errors import RagkitError
 from ragkit.lock import if_unlocked
 from ragkit.manifest import MANIFEST_NAME, write_manifest
 from ragkit.sparse import SparseIndex
+from ragkit.tokenize import text_only
 
 DB_NAME = "ragkit.sqlite"
 __all__ = ["DB_NAME", "MANIFEST_NAME", "PendingDocument", "Store", "StoredChunk"]
@@ -332,6 +333,12 @@ class Store:
         clauses: list[str] = []
         values: list[Any] = []
         for key, value in filters.items():
+            if value is not None and not isinstance(value, str | int | float):
+                raise RagkitError(
+                    f"filter {key!r}: match a string or a number, not {type(value).__name__}"
+                )
+            key = text_only(str(key))  # lone surrogates (undecodable argv bytes) match nothing
+            value = text_only(value) if isinstance(value, str) else value
             if key == "language":
                 clauses.append("d.language = ?")
             elif key == "source":

@@ -24,7 +24,7 @@ from hostile import (
 from killharness import ingest_command
 from typer.testing import CliRunner
 
-from ragkit import Index
+from ragkit import Index, RagkitError
 from ragkit.cli import app
 from ragkit.doctor import diagnose
 from ragkit.documents import load_paths
@@ -84,6 +84,10 @@ def test_cli_ingest_of_hostile_corpus_keeps_committed_data(
     assert hits and hits[0].source.endswith("nested.html")
     for mode in ("dense", "sparse", "hybrid"):  # undecodable argv bytes arrive as surrogates
         assert reopened.search(os.fsdecode(b"deep text \xff"), k=3, mode=mode)
+    odd_filter = {os.fsdecode(b"k\xff"): os.fsdecode(b"\xff"), "source": os.fsdecode(b"\xff*")}
+    assert reopened.search("deep text", k=3, filters=odd_filter) == []
+    with pytest.raises(RagkitError, match="match a string or a number, not dict"):
+        reopened.search("deep text", k=3, filters={"k": {"nested": 1}})
     reopened.close()
 
     runner = CliRunner()
@@ -120,3 +124,14 @@ def test_a_200_mb_file_is_refused_without_reading_it(tmp_path: Path) -> None:
         assert (documents, skipped) == ((1, 0) if path is small else (0, 1))
     log.info("peak RSS KiB: %s", peaks)
     assert peaks["huge.txt"] - peaks["small.txt"] < 16 * 1024  # far below the file's 200 MiB
+
+
+def test_an_unexpected_error_exits_2_not_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("simulated bug in a stage")  # what no input can trigger on purpose
+
+    (tmp_path / "a.txt").write_text("Some text.", encoding="utf-8")
+    Index.open(tmp_path / "index", create=True, model=MODEL).close()
+    monkeypatch.setattr(Index, "ingest", broken)
+    result = CliRunner().invoke(app, ["ingest", str(tmp_path), "--index", str(tmp_path / "index")])
+    assert result.exit_code == 2 and "simulated bug" in result.output
