@@ -140,7 +140,7 @@ def chunk(source: SourceFile, loaded: LoadResult, settings: Settings) -> list[Pr
         return encoder(settings.embedding_model, settings.embed_batch_size).encode_passages(texts)
 
     chunker = DocumentChunker(settings, embed=embed)
-    return [prepare(document, chunker, settings) for document in loaded.documents]
+    return prepare(loaded.documents, chunker, settings)
 
 
 @task(name="embed", cache_policy=NO_CACHE)

@@ -218,12 +218,12 @@ class Index:
         report.seconds.update(chunk=0.0, normalize=0.0, embed=0.0, commit=0.0)
         for batch in iter_batches(changed, self.settings.commit_every_documents):
             clock = time.perf_counter()
-            chunked = [(doc, *self.chunker(doc)) for doc in batch]
+            chunked = self.chunker(batch)
             report.seconds["chunk"] += time.perf_counter() - clock
             clock = time.perf_counter()
             prepared = [
                 Prepared(doc, chunks, *normalize_chunks(chunks, doc.language, self.settings), rec)
-                for doc, chunks, rec in chunked
+                for doc, (chunks, rec) in zip(batch, chunked, strict=True)
             ]
             report.seconds["normalize"] += time.perf_counter() - clock
             clock = time.perf_counter()

@@ -17,7 +17,7 @@ Example:
     >>> text = "Water boils at 100 degrees. Ice melts at zero."
     >>> doc = Document("a.txt", "a.txt", text, "hash", text_blocks(text))
     >>> settings = Settings(chunker="sentence")
-    >>> prepared = prepare(doc, DocumentChunker(settings), settings)
+    >>> (prepared,) = prepare([doc], DocumentChunker(settings), settings)
     >>> [c.text for c in prepared.chunks], prepared.chunking["chosen"]
     (['Water boils at 100 degrees. Ice melts at zero.'], 'sentence')
     >>> prepared.terms
@@ -128,14 +128,14 @@ class DocumentChunker:
                 options["embed"] = embed
             self.single = get_chunker(settings.chunker, **options)
 
-    def __call__(self, document: Document) -> tuple[list[Chunk], dict[str, Any]]:
-        """The chunks of ``document`` and the chunking record the index stores for it."""
+    def __call__(self, documents: Sequence[Document]) -> list[tuple[list[Chunk], dict[str, Any]]]:
+        """Each document's chunks and the chunking record the index stores for it (adaptive
+        scoring embeds the sentences of all ``documents`` in one batched call)."""
         if self.adaptive is not None:
-            selection = self.adaptive.chunk(document.text, document.blocks, document.language)
-            return selection.chunks, selection.as_dict()
+            return [(s.chunks, s.as_dict()) for s in self.adaptive.chunk_many(documents)]
         assert self.single is not None
-        chunks = self.single.chunk(document.text, document.blocks, document.language)
-        return chunks, {"chosen": self.single.label}
+        label = {"chosen": self.single.label}
+        return [(self.single.chunk(d.text, d.blocks, d.language), label) for d in documents]
 
 
 @functools.cache
@@ -182,11 +182,16 @@ def normalize_chunks(
     return keys, [" ".join(sparse_terms(k, language, settings)) for k in keys]
 
 
-def prepare(document: Document, chunker: DocumentChunker, settings: Settings) -> PreparedDocument:
-    """Chunk and normalize one document (the stages before embedding)."""
-    chunks, chunking = chunker(document)
-    keys, terms = normalize_chunks(chunks, document.language, settings)
-    return PreparedDocument(document, chunks, keys, terms, chunking)
+def prepare(
+    documents: Sequence[Document], chunker: DocumentChunker, settings: Settings
+) -> list[PreparedDocument]:
+    """Chunk and normalize documents (the stages before embedding)."""
+    return [
+        PreparedDocument(
+            document, chunks, *normalize_chunks(chunks, document.language, settings), record
+        )
+        for document, (chunks, record) in zip(documents, chunker(documents), strict=True)
+    ]
 
 
 def embedding_texts(prepared: Sequence[PreparedDocument], settings: Settings) -> list[str]:

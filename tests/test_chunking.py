@@ -328,3 +328,24 @@ def test_chunk_command_is_registered(tmp_path):
     result = CliRunner().invoke(app, ["chunk", str(source), "--chunker", "structure", "--json"])
     assert result.exit_code == 0, result.output
     assert "One short paragraph." in result.stdout
+
+
+def test_chunk_many_embeds_once_and_matches_chunk(embed: Embed) -> None:
+    from ragkit.documents import Document
+
+    calls: list[int] = []
+
+    def counting(texts: list[str]) -> np.ndarray:
+        calls.append(len(texts))
+        return embed(texts)
+
+    texts = [TEXT, "A short note. Nothing more.", CATS + "\n\n" + TAXES]
+    docs = [Document(f"d{i}", f"d{i}", t, "h", text_blocks(t)) for i, t in enumerate(texts)]
+    many = AdaptiveChunker(embed=counting, counter=count_tokens, max_tokens=20).chunk_many(docs)
+    assert len(calls) == 1  # the two documents over the budget, in one call
+    one = AdaptiveChunker(embed=embed, counter=count_tokens, max_tokens=20)
+    single = [one.chunk(d.text, d.blocks, d.language) for d in docs]
+    assert [(s.chosen, s.chunks, s.scores) for s in many] == [
+        (s.chosen, s.chunks, s.scores) for s in single
+    ]
+    assert many[1].skipped == ("DCC", "ICC") and not many[0].skipped

@@ -24,6 +24,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ragkit.chunking.base import Chunk, Chunker, TokenCounter, counter_for
 from ragkit.chunking.context import DocumentContext, Embed
 from ragkit.chunking.fixed import FixedChunker
@@ -38,7 +40,7 @@ from ragkit.chunking.references import Resolver, reference_pairs, references_com
 from ragkit.chunking.semantic import SemanticChunker
 from ragkit.chunking.sentence import SentenceChunker
 from ragkit.chunking.structure import StructureChunker
-from ragkit.documents import Block
+from ragkit.documents import Block, Document
 from ragkit.errors import RagkitError
 
 log = logging.getLogger(__name__)
@@ -187,6 +189,31 @@ class AdaptiveChunker:
         """Chunk one document with every candidate and keep the best-scoring chunking."""
         clock = time.perf_counter()
         context = self.context(text, blocks, language)
+        return self.select(context, time.perf_counter() - clock)
+
+    def chunk_many(self, documents: Sequence[Document]) -> list[Selection]:
+        """:meth:`chunk` for each document, with the sentence vectors of every document over
+        one budget (those the ``semantic`` candidate and ICC/DCC need) embedded in one call,
+        so the encoder sees full, length-sorted batches instead of one small call per document.
+        """
+        clock = time.perf_counter()
+        contexts = [self.context(d.text, d.blocks, d.language) for d in documents]
+        needing = [c for c in contexts if len(c.units) > 1 and sum(c.unit_tokens) > self.max_tokens]
+        texts = [c.text[s:e] for c in needing for s, e in c.units]
+        if self.embed is not None and texts:
+            vectors = np.asarray(self.embed(texts), dtype=np.float32)
+            position = 0
+            for context in needing:
+                context.set_unit_vectors(vectors[position : position + len(context.units)])
+                position += len(context.units)
+        shared = (time.perf_counter() - clock) / max(1, len(contexts))
+        return [self.select(c, shared) for c in contexts]
+
+    def select(self, context: DocumentContext, spent: float = 0.0) -> Selection:
+        """Run every candidate on a prepared context, score, keep the best (``spent``: seconds
+        already spent preparing this document, added to ``Selection.seconds``)."""
+        clock = time.perf_counter() - spent
+        text, language = context.text, context.language
         pairs = reference_pairs(text, language, self.resolver)
         chunked = [(c.label, c.chunk_context(context)) for c in self.candidates]
         distinct: dict[tuple[tuple[int, int], ...], dict[str, float]] = {}

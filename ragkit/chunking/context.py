@@ -141,11 +141,18 @@ class DocumentContext:
                 )
             texts = [self.text[s:e] for s, e in self.units]
             vectors = np.asarray(self.embed(texts), dtype=np.float32) if texts else None
-            if vectors is None:
-                vectors = np.zeros((0, 1), dtype=np.float32)
-            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            self._unit_vectors = vectors / np.maximum(norms, 1e-12)
+            self.set_unit_vectors(np.zeros((0, 1), np.float32) if vectors is None else vectors)
+        assert self._unit_vectors is not None
         return self._unit_vectors
+
+    def set_unit_vectors(self, vectors: np.ndarray) -> None:
+        """Provide the unit vectors (one row per unit, computed elsewhere, e.g. batched over
+        several documents); rows are L2-normalized here."""
+        if len(vectors) != len(self.units):
+            raise RagkitError(f"{len(vectors)} unit vectors for {len(self.units)} units")
+        vectors = np.asarray(vectors, dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        self._unit_vectors = vectors / np.maximum(norms, 1e-12)
 
     def span_vector(self, start: int, end: int) -> np.ndarray | None:
         """Normalized weighted mean of the unit vectors overlapping ``[start, end)``."""
