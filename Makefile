@@ -35,7 +35,7 @@ test: install
 	$(PY) -m pytest -q
 
 lint: install
-	$(VENV)/bin/ruff check ragkit tests benchmarks
+	$(VENV)/bin/ruff check ragkit tests benchmarks flows
 
 clean:
 	rm -rf $(VENV) .demo-index
