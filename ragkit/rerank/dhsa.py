@@ -43,8 +43,8 @@ import torch.nn.functional as F
 from ragkit.errors import RagkitError
 from ragkit.rerank.attention import AttentionConfig, dense_attention, register_attention
 
-STEP_ELEMENTS = 1 << 22
-"""Floats of gathered keys and values held at once (16 MiB in float32)."""
+STEP_ELEMENTS = 1 << 21
+"""Floats of gathered keys and values held at once (8 MiB in float32)."""
 
 
 @dataclass(frozen=True)
@@ -72,9 +72,13 @@ def chunk_keys(k: torch.Tensor, segments: torch.Tensor, config: AttentionConfig)
         >>> chunks.start.tolist(), chunks.size.tolist(), chunks.segment.tolist()
         ([[0, 2, 4]], [[2, 2, 4]], [[0, 1, 1]])
     """
-    batch, _, tokens, _ = k.shape
+    batch, heads, tokens, dim = k.shape
     norms = torch.linalg.vector_norm(k, dim=(1, 3))
-    dots = torch.linalg.vecdot(k[:, :, 1:], k[:, :, :-1]).sum(1)
+    dots = k.new_empty(batch, tokens - 1)
+    span = max(1, STEP_ELEMENTS // (4 * batch * heads * dim))  # bounds vecdot's temporary
+    for lo in range(0, tokens - 1, span):
+        hi = min(lo + span, tokens - 1)
+        dots[:, lo:hi] = torch.linalg.vecdot(k[:, :, lo + 1 : hi + 1], k[:, :, lo:hi]).sum(1)
     similarity = dots / (norms[:, 1:] * norms[:, :-1]).clamp_min(1e-12)
     same = (segments[:, 1:] == segments[:, :-1]) & (segments[:, 1:] >= 0)
     boundary = torch.ones(batch, tokens, dtype=torch.bool, device=k.device)
@@ -84,7 +88,7 @@ def chunk_keys(k: torch.Tensor, segments: torch.Tensor, config: AttentionConfig)
     boundary |= (position - start) % config.max_chunk == 0
     ids = boundary.cumsum(dim=1) - 1
     count = int(ids[:, -1].max()) + 1
-    sums = k.new_zeros(batch, k.shape[1], count, k.shape[3])
+    sums = k.new_zeros(batch, heads, count, dim)
     sums.scatter_add_(2, ids[:, None, :, None].expand_as(k), k)
     size = torch.zeros(batch, count, dtype=torch.long, device=k.device)
     size.scatter_add_(1, ids, torch.ones_like(ids))
@@ -117,11 +121,17 @@ def _similarity_cuts(
     return same & (rank < pairs.gather(1, group) // chunk_size)
 
 
-def _check(q: torch.Tensor, k: torch.Tensor, segments: torch.Tensor, config: AttentionConfig):
-    if q.dim() != 4 or k.shape != q.shape:
+def _check(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    segments: torch.Tensor,
+    config: AttentionConfig,
+) -> None:
+    if q.dim() != 4 or k.shape != q.shape or v.shape != q.shape:
         raise RagkitError(
             f"DHSA needs q, k, v of one shape (batch, heads, tokens, head_dim); got "
-            f"{tuple(q.shape)} and {tuple(k.shape)}"
+            f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
         )
     if segments.shape != (q.shape[0], q.shape[2]):
         raise RagkitError(
@@ -143,7 +153,7 @@ def dhsa_attention(
     config: AttentionConfig,
 ) -> torch.Tensor:
     """DHSA over ``q, k, v`` ``(batch, heads, tokens, head_dim)``; see the module docstring."""
-    _check(q, k, segments, config)
+    _check(q, k, v, segments, config)
     batch, heads, tokens, dim = q.shape
     valid = segments >= 0
     if config.budget >= int(valid.sum(1).max()):
