@@ -21,8 +21,9 @@ abstracts (256 tokens each, as candidates), cut to the length measured.
   fused kernel (``--omp-wait-policy default`` measures that case).
 - **Peak memory**: each configuration runs once in a fresh subprocess; the peak resident set
   during the forward pass above the resident set just before it (Linux ``VmHWM``, reset via
-  ``/proc/self/clear_refs``). ``dense-math`` is the same dense layer forced onto SDPA's
-  unfused kernel (the full score matrix in memory, as eager attention code has), up to 4k.
+  ``/proc/self/clear_refs``); the same for the attention call alone (q, k, v given).
+  ``dense-math`` is dense attention forced onto SDPA's unfused kernel (the full score matrix
+  in memory, as eager attention code has), up to 4k.
 - **Fidelity**: cosine between the DHSA and dense outputs per valid token, of the attention
   output (before the output projection) and of the whole layer (residual included). For
   scale, on 128 sampled queries: the *oracle* that keeps each query's own ``budget``
@@ -41,6 +42,7 @@ Writes ``benchmarks/results/dhsa.json`` and prints a table with the DHSA / dense
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -173,29 +175,31 @@ def _status_mib(field: str) -> float:
 
 
 @torch.inference_mode()
-def child(kind: str, tokens: int, states: Path) -> None:
-    """One forward pass in this fresh process; prints its peak memory as JSON."""
+def child(kind: str, scope: str, tokens: int, states: Path) -> None:
+    """One forward pass of the layer (or its attention call only, ``scope="attention"``) in
+    this fresh process; prints its peak memory as JSON."""
     torch.set_num_threads(THREADS)
     saved = torch.load(states)
     x, seg = saved["x"][:, :tokens].clone(), saved["segments"][:, :tokens].clone()
     del saved
     layer = make_layer()
-    layer.attention = CONFIGS["dense" if kind == "dense-math" else kind]
+    layer.attention = config = CONFIGS["dense" if kind == "dense-math" else kind]
     layer(x[:, :256], seg[:, :256])  # load kernels and thread pools outside the measurement
+    q, k, v = projections(layer, x) if scope == "attention" else (None, None, None)
     Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM to the current resident set
     before = _status_mib("VmRSS")
-    if kind == "dense-math":
-        with sdpa_kernel(SDPBackend.MATH):
+    with sdpa_kernel(SDPBackend.MATH) if kind == "dense-math" else contextlib.nullcontext():
+        if q is None:
             layer(x, seg)
-    else:
-        layer(x, seg)
+        else:
+            attend(q, k, v, seg, config)
     peak = _status_mib("VmHWM")
     print(json.dumps({"peak_mib": round(peak - before, 1), "rss_peak_mib": round(peak, 1)}))
 
 
-def peak_memory(kind: str, tokens: int, states: Path, runs: int = 2) -> dict[str, float]:
+def peak_memory(kind: str, scope: str, tokens: int, states: Path, runs: int = 2) -> dict:
     """The lowest peak of ``runs`` fresh processes (allocator effects vary a little per run)."""
-    command = [sys.executable, __file__, "--child", kind, str(tokens), str(states)]
+    command = [sys.executable, __file__, "--child", kind, scope, str(tokens), str(states)]
     results = [
         json.loads(
             subprocess.run(command, capture_output=True, text=True, check=True).stdout.split("\n")[
@@ -309,7 +313,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--child", nargs=3, metavar=("KIND", "TOKENS", "STATES"))
+    parser.add_argument("--child", nargs=4, metavar=("KIND", "SCOPE", "TOKENS", "STATES"))
     parser.add_argument(
         "--omp-wait-policy",
         choices=["PASSIVE", "ACTIVE", "default"],
@@ -327,7 +331,7 @@ def main() -> None:
         env.update({"OMP_WAIT_POLICY": wanted} if wanted else {})
         os.execve(sys.executable, [sys.executable, __file__, *sys.argv[1:]], env)
     if args.child:
-        child(args.child[0], int(args.child[1]), Path(args.child[2]))
+        child(args.child[0], args.child[1], int(args.child[2]), Path(args.child[3]))
         return
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -346,7 +350,10 @@ def main() -> None:
                 "tokens": tokens,
                 "candidates": int(ss.max()),
                 "latency": latency(layer, xs, ss, args.repeats),
-                "memory": {kind: peak_memory(kind, tokens, states) for kind in kinds},
+                "memory": {kind: peak_memory(kind, "layer", tokens, states) for kind in kinds},
+                "attention_memory": {
+                    kind: peak_memory(kind, "attention", tokens, states) for kind in kinds
+                },
                 "cosine": fidelity(layer, xs, ss),
             }
             time_ = row["latency"]
@@ -354,6 +361,10 @@ def main() -> None:
             row["time_ratio_median"] = ratio(time_["dhsa"]["median_s"], time_["dense"]["median_s"])
             memory = row["memory"]
             row["memory_ratio"] = ratio(memory["dhsa"]["peak_mib"], memory["dense"]["peak_mib"])
+            attention = row["attention_memory"]
+            row["attention_memory_ratio"] = ratio(
+                attention["dhsa"]["peak_mib"], attention["dense"]["peak_mib"]
+            )
             rows.append(row)
     result = {
         "layer": {"hidden": HIDDEN, "heads": HEADS, "ffn": FFN, "seed": SEED},
@@ -384,6 +395,7 @@ def show(rows: list[dict]) -> None:
         "dhsa MiB",
         "mem ×",
         "math MiB",
+        "attn-only MiB d/dhsa (×)/math",
         "attn cos",
         "sampled: dhsa / oracle",
         "layer cos",
@@ -392,6 +404,8 @@ def show(rows: list[dict]) -> None:
     for row in rows:
         time_, memory, cos = row["latency"], row["memory"], row["cosine"]
         math = memory.get("dense-math", {}).get("peak_mib")
+        attention = row["attention_memory"]
+        attention_math = f"{attention['dense-math']['peak_mib']:.0f}" if math else "-"
         table.add_row(
             f"{row['tokens']:,}",
             f"{time_['dense']['best_s']:.3f}",
@@ -401,6 +415,8 @@ def show(rows: list[dict]) -> None:
             f"{memory['dhsa']['peak_mib']:.0f}",
             f"{row['memory_ratio']:.2f}",
             "-" if math is None else f"{math:.0f}",
+            f"{attention['dense']['peak_mib']:.0f} / {attention['dhsa']['peak_mib']:.0f} "
+            f"({row['attention_memory_ratio']:.2f}) / {attention_math}",
             f"{cos['attention']['mean']:.4f} (min {cos['attention']['min']:.3f})",
             f"{cos['attention_sampled']['mean']:.4f} / {cos['oracle_sampled']['mean']:.4f}",
             f"{cos['layer']['mean']:.4f}",
