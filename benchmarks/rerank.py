@@ -13,7 +13,7 @@ chosen on the *other* collection (grid 0.0–0.9), never on the reported one.
 Latency: ``Reranker.rank`` on 20 and 50 candidates per query, backbone encoding included.
 
 Usage:
-    .venv/bin/python benchmarks/rerank.py [--sft-groups 1600] [--grpo-steps 60]
+    .venv/bin/python benchmarks/rerank.py [--documents 700] [--group-size 8] [--grpo-steps 30]
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from rich.table import Table
 from ragkit.evaluate import load_qrels, load_queries, mrr_at_k, ndcg_at_k
 from ragkit.index import Index
 from ragkit.rerank.backbone import StateBank
+from ragkit.rerank.config import RerankerConfig
 from ragkit.rerank.features import overlaps
 from ragkit.rerank.grpo import GRPOConfig
 from ragkit.rerank.model import GroupwiseReranker
@@ -54,6 +55,8 @@ def train_variants(args: argparse.Namespace, out: Path) -> dict[str, dict]:
         corpora=[DATA / name for name in DATASETS],
         output=out / "groupwise-grpo",
         max_groups=args.sft_groups,
+        max_documents=args.documents,
+        reranker=RerankerConfig(group_size=args.group_size),
         grpo_steps=args.grpo_steps,
         seed=args.seed,
     )
@@ -177,8 +180,10 @@ def latency(model: GroupwiseReranker, runs: dict, queries: dict, size: int) -> f
 def main() -> None:
     global DATA
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sft-groups", type=int, default=1600)
-    parser.add_argument("--grpo-steps", type=int, default=60)
+    parser.add_argument("--sft-groups", type=int, default=None)
+    parser.add_argument("--documents", type=int, default=700, help="per corpus, for training")
+    parser.add_argument("--group-size", type=int, default=8)
+    parser.add_argument("--grpo-steps", type=int, default=30)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--work", type=Path, default=Path("/tmp/ragkit-rerank-bench"))
     parser.add_argument("--data", type=Path, default=DATA, help="folder with cranfield/ and cisi/")

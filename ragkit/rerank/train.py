@@ -61,6 +61,7 @@ class TrainConfig(BaseModel):
     seed: int = 13
     validation_share: float = Field(default=0.1, ge=0.0, lt=1.0)
     max_groups: int | None = Field(default=None, ge=1)
+    max_documents: int | None = Field(default=None, ge=2)  # per corpus, a seeded sample
     batch_groups: int = Field(default=8, ge=1)
     learning_rate: float = Field(default=3e-4, gt=0)
     sft_epochs: int = Field(default=1, ge=0)
@@ -110,6 +111,9 @@ class Trainer:
         groups: list[TrainingGroup] = []
         for number, corpus in enumerate(self.config.corpora):
             documents = read_beir_corpus(corpus)
+            if self.config.max_documents and len(documents) > self.config.max_documents:
+                sample = random.Random(self.config.seed + number)
+                documents = sample.sample(documents, self.config.max_documents)
             log.info("%s: %d documents → synthetic groups", corpus, len(documents))
             groups += build_groups(
                 documents,
