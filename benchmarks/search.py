@@ -24,7 +24,8 @@ serialized size of each index scaled to 1M (vectors as indexed; SQLite's copy of
 on disk, not in memory). Recall@10 against Flat is reported here too, but random isotropic
 vectors have no neighbourhood structure: a worst case, not a guide to the defaults.
 
-A part not run (``--no-real``, sizes not given) is kept from the previous file; ``--skip``
+A part not run (``--no-real``, sizes not given) is kept from the file as it is when this run
+writes; ``--skip``
 leaves index kinds out of a size (and its hybrid row, when the skipped kind is the one ragkit
 would pick), for builds too long for the machine.
 
@@ -396,8 +397,15 @@ def print_tables(results: list[dict], real: dict | None, console: Console) -> No
     console.print(table)
 
 
-def _chunks(result: dict) -> int:
-    return result["chunks"]
+def merged(real: dict | None, measured: dict[int, dict]) -> dict:
+    """This run's parts over the file's current ones (a part not run here is kept)."""
+    current = json.loads(RESULT.read_text()) if RESULT.exists() else {}
+    results = {r["chunks"]: r for r in current.get("results", []) if isinstance(r["dense"], list)}
+    results.update(measured)
+    return {
+        "real_embeddings": real or current.get("real_embeddings"),
+        "results": [results[size] for size in sorted(results)],
+    }
 
 
 def main() -> None:
@@ -410,17 +418,13 @@ def main() -> None:
     args = parser.parse_args()
     console = Console()
     faiss.omp_set_num_threads(1)  # see the module docstring
-    # A part not run this time is kept from the previous file (sizes not run, --no-real).
-    previous = json.loads(RESULT.read_text()) if RESULT.exists() else {}
-    real = previous.get("real_embeddings") if args.no_real else real_recall(console)
+    real = None if args.no_real else real_recall(console)
+    measured: dict[int, dict] = {}
     rng = np.random.default_rng(0)
-    results = {r["chunks"]: r for r in previous.get("results", []) if isinstance(r["dense"], list)}
-    RESULT.parent.mkdir(parents=True, exist_ok=True)
-    # Written after each stage: a long 1M run keeps what it measured before it.
-    for size in [None, *args.sizes]:
+    for size in [None, *args.sizes]:  # written after each stage: a long 1M run keeps the rest
         if size is not None:
-            results[size] = run_size(size, rng, console, tuple(args.skip))
-        document = {"real_embeddings": real, "results": sorted(results.values(), key=_chunks)}
+            measured[size] = run_size(size, rng, console, tuple(args.skip))
+        document = merged(real, measured)
         RESULT.write_text(json.dumps(document, indent=2) + "\n")
     print_tables(document["results"], real, console)
     console.print(f"wrote {RESULT.relative_to(ROOT)}")
