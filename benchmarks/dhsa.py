@@ -4,6 +4,7 @@ Run::
 
     .venv/bin/python benchmarks/dhsa.py                          # 1k, 2k, 4k, 8k, 16k tokens
     .venv/bin/python benchmarks/dhsa.py --lengths 1024 2048      # a quick run
+    .venv/bin/python benchmarks/dhsa.py --parts reranker --reranker FOLDER  # whole reranker
 
 The layer is ragkit's :class:`~ragkit.rerank.layers.InteractionLayer` (pre-norm, hidden 384,
 6 heads, FFN 1536, seeded random weights), run once with ``AttentionConfig()`` (dense, the
@@ -28,13 +29,14 @@ abstracts (256 tokens each, as candidates), cut to the length measured.
   output (before the output projection) and of the whole layer (residual included). For
   scale, on 128 sampled queries: the *oracle* that keeps each query's own ``budget``
   highest-weighted keys (no selection of that many keys does better per query). A randomly
-  initialised layer attends diffusely, so even the oracle loses mass; a trained one is sharper.
+  initialised layer attends diffusely, so even the oracle loses part of the attention mass.
 
 **Whole reranker** (:func:`reranker_fidelity`, when a trained reranker loads): the shipped
 groupwise reranker with dense vs DHSA attention (``--rerank-budget`` keys per 32-token block)
 reranking the hybrid top-50 of Cranfield and CISI: Kendall τ of the scores, nDCG@10 of both,
 and a needle test (the best-judged document among unjudged ones, first / middle / last in a
-group: is it ranked first?).
+group: is it ranked first?). ``--parts reranker`` runs this part alone and keeps the layer
+results already in the JSON file.
 
 Writes ``benchmarks/results/dhsa.json`` and prints a table with the DHSA / dense ratios.
 """
@@ -323,7 +325,13 @@ def main() -> None:
     parser.add_argument("--reranker", help="reranker name or folder (default: the shipped one)")
     parser.add_argument("--rerank-budget", type=int, default=160, help="DHSA keys per block")
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "ragkit-dhsa")
-    parser.add_argument("--skip-reranker", action="store_true")
+    parser.add_argument(
+        "--parts",
+        nargs="+",
+        choices=["layer", "reranker"],
+        default=["layer", "reranker"],
+        help="what to measure; the other part's results already in the JSON file are kept",
+    )
     args = parser.parse_args()
     wanted = None if args.omp_wait_policy == "default" else args.omp_wait_policy
     if os.environ.get("OMP_WAIT_POLICY") != wanted:  # libgomp reads it once, at start-up
@@ -336,20 +344,33 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     torch.set_num_threads(THREADS)
-    x, seg = group_states(max(args.lengths))
+    result = json.loads(RESULT.read_text()) if RESULT.exists() else {}
+    if "layer" in args.parts:
+        result.update(layer_result(args.lengths, args.repeats, args.omp_wait_policy))
+    if "reranker" in args.parts:
+        result["reranker"] = reranker_rows(args.reranker, args.rerank_budget, args.work)
+    RESULT.parent.mkdir(parents=True, exist_ok=True)
+    RESULT.write_text(json.dumps(result, indent=2) + "\n")
+    show(result.get("rows", []))
+    Console().print_json(data=result.get("reranker", {"not measured": True}))
+
+
+def layer_result(lengths: list[int], repeats: int, wait_policy: str) -> dict:
+    """The interaction-layer measurements at each length (see the module docstring)."""
+    x, seg = group_states(max(lengths))
     layer = make_layer()
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         states = Path(scratch) / "states.pt"
         torch.save({"x": x, "segments": seg}, states)
-        for tokens in args.lengths:
+        for tokens in lengths:
             log.info("%d tokens", tokens)
             xs, ss = x[:, :tokens], seg[:, :tokens]
             kinds = list(CONFIGS) + (["dense-math"] if tokens <= MATH_LIMIT else [])
             row = {
                 "tokens": tokens,
                 "candidates": int(ss.max()),
-                "latency": latency(layer, xs, ss, args.repeats),
+                "latency": latency(layer, xs, ss, repeats),
                 "memory": {kind: peak_memory(kind, "layer", tokens, states) for kind in kinds},
                 "attention_memory": {
                     kind: peak_memory(kind, "attention", tokens, states) for kind in kinds
@@ -366,22 +387,16 @@ def main() -> None:
                 attention["dhsa"]["peak_mib"], attention["dense"]["peak_mib"]
             )
             rows.append(row)
-    result = {
+    return {
         "layer": {"hidden": HIDDEN, "heads": HEADS, "ffn": FFN, "seed": SEED},
         "dhsa": CONFIGS["dhsa"].__dict__,
         "threads": THREADS,
-        "omp_wait_policy": args.omp_wait_policy,
-        "repeats": args.repeats,
+        "omp_wait_policy": wait_policy,
+        "repeats": repeats,
         "input": "MiniLM token states: 1 CISI query (32 tokens) + longest CISI abstracts (256)",
         "torch": torch.__version__,
         "rows": rows,
     }
-    if not args.skip_reranker:
-        result["reranker"] = reranker_rows(args.reranker, args.rerank_budget, args.work)
-    RESULT.parent.mkdir(parents=True, exist_ok=True)
-    RESULT.write_text(json.dumps(result, indent=2) + "\n")
-    show(rows)
-    Console().print_json(data=result.get("reranker", {"skipped": True}))
 
 
 def show(rows: list[dict]) -> None:
