@@ -176,3 +176,33 @@ def test_gradients_flow_through_the_selected_keys() -> None:
     for tensor in (q, k, v):
         assert torch.isfinite(tensor.grad).all() and tensor.grad.abs().sum() > 0
     assert not v.grad[:, :, segments[0] < 0].any()  # padding values are never read
+
+
+def test_groupwise_reranker_runs_with_dhsa_and_matches_dense_at_full_budget() -> None:
+    from ragkit.rerank.config import RerankerConfig
+    from ragkit.rerank.model import FEATURES, GroupwiseReranker
+
+    shape = {"hidden": 32, "heads": 4, "ffn": 64, "layers": 2, "backbone_dim": 16, "pool_stride": 1}
+    torch.manual_seed(0)
+    dense = GroupwiseReranker(RerankerConfig(**shape)).eval()
+    inputs = (
+        torch.randn(2, 6, 16),
+        torch.ones(2, 6, dtype=torch.bool),
+        torch.randn(2, 5, 40, 16),
+        torch.arange(40).expand(2, 5, 40) < torch.tensor([40, 25]).view(2, 1, 1),
+        torch.randn(2, 5, FEATURES),
+    )
+    for budget, block, window, close in ((512, 64, 64, True), (48, 16, 8, False)):
+        config = RerankerConfig(
+            **shape,
+            attention="dhsa",
+            attention_budget=budget,
+            attention_block=block,
+            attention_window=window,
+        )
+        sparse = GroupwiseReranker(config).eval()
+        sparse.load_state_dict(dense.state_dict())
+        with torch.no_grad():
+            expected, logits = dense(*inputs), sparse(*inputs)
+        assert logits.shape == (2, 5, 11) and torch.isfinite(logits).all()
+        assert torch.allclose(logits, expected, atol=1e-5) == close
