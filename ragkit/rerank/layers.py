@@ -45,12 +45,16 @@ class InteractionLayer(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor, segments: torch.Tensor) -> torch.Tensor:
-        batch, tokens, hidden = x.shape
+        x = x + self.dropout(self.out(self._mix(self.norm1(x), segments)))
+        return x + self.dropout(self.ffn(self.norm2(x)))
+
+    def _mix(self, normed: torch.Tensor, segments: torch.Tensor) -> torch.Tensor:
+        """Attention output ``(B, T, H)``; q/k/v are freed on return, before the FFN runs."""
+        batch, tokens, hidden = normed.shape
         q, k, v = (
-            self.qkv(self.norm1(x))
+            self.qkv(normed)
             .view(batch, tokens, 3, self.heads, hidden // self.heads)
             .permute(2, 0, 3, 1, 4)
         )
         mixed = attend(q, k, v, segments, self.attention)
-        x = x + self.dropout(self.out(mixed.transpose(1, 2).reshape(batch, tokens, hidden)))
-        return x + self.dropout(self.ffn(self.norm2(x)))
+        return mixed.transpose(1, 2).reshape(batch, tokens, hidden)
