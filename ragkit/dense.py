@@ -4,7 +4,8 @@
 chunks     index                                  why
 =========  =====================================  ==========================================
 < 50k      ``IndexFlatIP`` (exact)                a scan of 50k × 384 floats takes ~5 ms
-≥ 50k      ``IndexHNSWFlat`` (M, efSearch)        sub-linear search, recall ≈ 0.99 at ef 128
+≥ 50k      ``IndexHNSWFlat`` (M, efSearch)        sub-linear search (recall by efSearch:
+                                                  ``benchmarks/search.py``)
 ≥ 2M       ``IVF{nlist},PQ{m}`` + exact re-score  PQ codes are 48 bytes, not 1.5 kB, per
                                                   vector; PQ alone ranks poorly, so the
                                                   top ``k × rescore_factor`` are re-scored
