@@ -76,6 +76,9 @@ def train_variants(args: argparse.Namespace, out: Path) -> dict[str, dict]:
     def run(
         name: str, objective: str, start: GroupwiseReranker | None, grpo: GRPOConfig | None
     ) -> None:
+        if args.resume and (out / name / "model.safetensors").exists():
+            log.info("%s: kept from an earlier run (--resume)", name)
+            return
         trainer.objective = objective
         trainer.model = (
             copy.deepcopy(start) if start is not None else GroupwiseReranker(config.reranker)
@@ -188,6 +191,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/ragkit-rerank-bench"))
     parser.add_argument("--data", type=Path, default=DATA, help="folder with cranfield/ and cisi/")
     parser.add_argument("--all-variants", action="store_true")
+    parser.add_argument("--resume", action="store_true", help="keep variants already trained")
     parser.add_argument("--skip-training", action="store_true", help="reuse models in --work")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")

@@ -193,9 +193,14 @@ class Trainer:
         train: Sequence[TrainingGroup],
         validation: Sequence[TrainingGroup],
         result: TrainResult,
+        grpo: GRPOConfig | None = None,
     ) -> None:
-        """GRPO against the frozen warm-start policy (dropout off: ratios compare like with like)."""
-        grpo, levels = self.config.grpo, self.config.reranker.levels
+        """GRPO against the frozen warm-start policy (dropout off: ratios compare like with like).
+
+        ``grpo`` overrides the run's :class:`GRPOConfig` (the benchmark trains variants).
+        """
+        grpo = grpo or self.config.grpo
+        levels = self.config.reranker.levels
         reference = copy.deepcopy(self.model).eval()
         optimizer = torch.optim.AdamW(self.model.parameters(), lr=self.config.grpo_learning_rate)
         generator = torch.Generator().manual_seed(self.config.seed)
