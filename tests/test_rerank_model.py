@@ -117,6 +117,7 @@ def test_corrupt_weights_are_a_clear_error(tmp_path: Path) -> None:
         load_model(tmp_path)
 
 
+@pytest.mark.skipif(not CRANFIELD.exists(), reason="shared data not present")
 def test_synthetic_groups_from_a_real_corpus(backbone: Backbone) -> None:
     documents = read_beir_corpus(CRANFIELD)[:40]
     passages = StateBank(backbone, 32, "passage")

@@ -14,6 +14,7 @@ from ragkit.rerank.reranker import Reranker, load_model
 from ragkit.rerank.train import TrainConfig, train_reranker
 
 CRANFIELD = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir" / "cranfield"
+pytestmark = pytest.mark.skipif(not CRANFIELD.exists(), reason="shared data not present")
 TINY = RerankerConfig(
     hidden=32, heads=4, ffn=64, layers=1, group_size=4, doc_tokens=32, query_tokens=16
 )
