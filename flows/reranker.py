@@ -50,13 +50,17 @@ def summary(result: TrainResult) -> str:
 def train_reranker_flow(
     corpora: list[Path],
     output: Path = Path("reranker"),
-    max_groups: int | None = 1600,
-    grpo_steps: int = 60,
+    max_documents: int | None = 700,
+    grpo_steps: int = 30,
     seed: int = 13,
 ) -> str:
     """Train, save into ``output`` and publish a summary artifact; returns the folder."""
     config = TrainConfig(
-        corpora=corpora, output=output, max_groups=max_groups, grpo_steps=grpo_steps, seed=seed
+        corpora=corpora,
+        output=output,
+        max_documents=max_documents,
+        grpo_steps=grpo_steps,
+        seed=seed,
     )
     result = train(config)
     create_markdown_artifact(summary(result), key="ragkit-reranker-training")

@@ -1,7 +1,7 @@
 """``ragkit rerank``: train a groupwise reranker and rank candidates with one.
 
 Example:
-    $ ragkit rerank train --corpus ../shared/data/beir/cranfield --out my-reranker
+    $ ragkit rerank train --corpus ../shared/data/beir/cranfield --max-documents 700 --out my-reranker
     $ ragkit rerank score "wing flutter" notes/*.txt --model my-reranker
 """
 
@@ -28,8 +28,11 @@ def train(
     ),
     out: Path = typer.Option(..., "--out", help="Folder for model.safetensors + config.json."),
     objective: str = typer.Option("groupwise", help="groupwise (SFT + GRPO) | pointwise (BCE)."),
+    max_documents: int | None = typer.Option(
+        None, "--max-documents", min=2, help="Seeded sample of documents per corpus."
+    ),
     max_groups: int | None = typer.Option(None, "--max-groups", min=1, help="Cap on groups."),
-    grpo_steps: int = typer.Option(60, "--grpo-steps", min=0, help="GRPO steps after SFT."),
+    grpo_steps: int = typer.Option(30, "--grpo-steps", min=0, help="GRPO steps after SFT."),
     seed: int = typer.Option(13, "--seed", help="Seed for data, initialisation and sampling."),
 ) -> None:
     """Synthetic groups from the corpora → SFT warm start → GRPO; prints validation nDCG@10."""
@@ -40,6 +43,7 @@ def train(
             corpora=corpus,
             output=out,
             objective=objective,
+            max_documents=max_documents,
             max_groups=max_groups,
             grpo_steps=grpo_steps,
             seed=seed,

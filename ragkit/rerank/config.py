@@ -33,7 +33,7 @@ class RerankerConfig(BaseModel):
     query_tokens: int = Field(default=32, ge=4, le=512)
     doc_tokens: int = Field(default=128, ge=8, le=512)
     pool_stride: int = Field(default=4, ge=1)
-    group_size: int = Field(default=16, ge=1)
+    group_size: int = Field(default=8, ge=1)
     hidden: int = Field(default=192, ge=8)
     heads: int = Field(default=4, ge=1)
     ffn: int = Field(default=384, ge=8)

@@ -66,7 +66,7 @@ class TrainConfig(BaseModel):
     learning_rate: float = Field(default=3e-4, gt=0)
     sft_epochs: int = Field(default=1, ge=0)
     listnet_weight: float = Field(default=1.0, ge=0)
-    grpo_steps: int = Field(default=80, ge=0)
+    grpo_steps: int = Field(default=30, ge=0)
     grpo_learning_rate: float = Field(default=5e-5, gt=0)
     grpo: GRPOConfig = Field(default_factory=GRPOConfig)
     threads: int = Field(default=2, ge=1)
