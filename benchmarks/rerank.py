@@ -220,7 +220,7 @@ def main() -> None:
             "first": metrics(ranked_first, data["qrels"]),
         }
     report: dict[str, object] = {
-        "settings": vars(args) | {"work": str(args.work)},
+        "settings": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
         "training": curves,
         "datasets": {},
     }
