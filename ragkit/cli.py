@@ -17,9 +17,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
+from ragkit.console import errors, progress_bar
 from ragkit.errors import RagkitError
 
 if TYPE_CHECKING:
@@ -31,7 +31,6 @@ app = typer.Typer(
     help="ragkit: multilingual RAG ingest, index, query and evaluation.", no_args_is_help=True
 )
 console = Console()
-errors = Console(stderr=True)
 
 
 def _fail(error: RagkitError) -> None:
@@ -86,13 +85,7 @@ def ingest(
             problem = error.errors()[0]
             option = "--" + str(problem["loc"][0]).replace("_", "-") if problem["loc"] else ""
             raise RagkitError(f"{option}: {problem['msg']}") from error
-        with Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            console=errors,
-            transient=True,
-        ) as bar:
+        with progress_bar() as bar:
             task = bar.add_task("ingesting documents", total=None)
 
             def progress(stage: str, done: int, total: int) -> None:

@@ -11,14 +11,13 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
+from ragkit.console import errors, progress_bar
 from ragkit.errors import RagkitError
 
 rerank_app = typer.Typer(help="Train and use ragkit's groupwise reranker.")
 console = Console()
-errors = Console(stderr=True)
 
 
 @rerank_app.command("train")
@@ -51,13 +50,7 @@ def train(
     except ValueError as error:
         errors.print(f"[bold red]error:[/] {error}")
         raise typer.Exit(2) from error
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=errors,
-        transient=True,
-    ) as bar:
+    with progress_bar() as bar:
         tasks: dict[str, int] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
