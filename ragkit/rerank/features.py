@@ -28,15 +28,10 @@ def term_overlap(query_terms: Sequence[str], doc_terms: Sequence[str]) -> float:
     return len(wanted & set(doc_terms)) / len(wanted) if wanted else 0.0
 
 
-def terms(text: str, language: str) -> list[str]:
-    """Sparse terms of ``text`` in ``language`` (lower-cased words, stopwords out, stems)."""
-    return analyze(text, language)
-
-
 def overlaps(query: str, documents: Sequence[str], language: str | None = None) -> torch.Tensor:
     """``(n,)`` term overlap of ``query`` with each document (language detected from the query)."""
     language = language or detect_language(query)
-    wanted = terms(query, language)
+    wanted = analyze(query, language)
     return torch.tensor(
-        [term_overlap(wanted, terms(d, language)) for d in documents], dtype=torch.float32
+        [term_overlap(wanted, analyze(d, language)) for d in documents], dtype=torch.float32
     )

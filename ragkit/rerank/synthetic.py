@@ -41,9 +41,8 @@ import numpy as np
 
 from ragkit.errors import RagkitError
 from ragkit.rerank.backbone import StateBank
-from ragkit.rerank.features import terms
 from ragkit.retrieve import reciprocal_rank_fusion
-from ragkit.sparse import STOPWORDS, SparseIndex
+from ragkit.sparse import STOPWORDS, SparseIndex, analyze
 
 QueryKind = Literal["title", "sentence", "keywords"]
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -199,7 +198,7 @@ def build_groups(
     rng = random.Random(seed)
     full = [d.passage() for d in documents]
     vectors = passages.get(full).pooled().numpy()
-    doc_terms = [terms(p, language) for p in full]
+    doc_terms = [analyze(p, language) for p in full]
     sparse = SparseIndex.build([(i, " ".join(t)) for i, t in enumerate(doc_terms)])
     frequency = Counter(w for d in documents for w in set(_WORD.findall(d.body.lower())))
     idf = {w: math.log(len(documents) / c) for w, c in frequency.items()}
@@ -212,7 +211,7 @@ def build_groups(
         source = position[doc.doc_id]
         dense_scores = vectors @ query_vector
         dense = [(int(i), float(dense_scores[i])) for i in np.argsort(-dense_scores)[:depth]]
-        lexical = sparse.search(terms(query, language), depth)
+        lexical = sparse.search(analyze(query, language), depth)
         fused = [i for i, _ in reciprocal_rank_fusion([dense, lexical]) if i != source]
         chosen = [source, *fused[: group_size - 1]]
         dense_rank = {i: r for r, (i, _) in enumerate(dense, start=1)}
