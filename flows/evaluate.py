@@ -37,11 +37,11 @@ def load(dataset: str) -> Judgments:
 
 @task(name="score", cache_policy=NO_CACHE)
 def score_mode(
-    index: str, judgments: Judgments, model: str, mode: SearchMode, seconds: dict[str, float]
+    index: str, judgments: Judgments, mode: SearchMode, seconds: dict[str, float]
 ) -> EvalReport:
     opened = Index.open(index)
     try:
-        return score(opened, judgments, model, mode, seconds)
+        return score(opened, judgments, mode, seconds)
     finally:
         opened.close()
 
@@ -82,8 +82,7 @@ def evaluate_flow(
         ingest = ingest_flow(paths=[str(judgments.corpus)], index=folder, model=chosen)
         seconds = {f"ingest_{k}": v for k, v in ingest.seconds.items()}
         futures = [
-            score_mode.submit(folder, judgments, chosen, mode, seconds)
-            for mode in modes or ["dense"]
+            score_mode.submit(folder, judgments, mode, seconds) for mode in modes or ["dense"]
         ]
         reports = [future.result() for future in futures]
     create_markdown_artifact(

@@ -51,6 +51,7 @@ from ragkit.documents import discover as discover_files
 from ragkit.embed import Encoder
 from ragkit.errors import RagkitError
 from ragkit.index import Index, IngestReport
+from ragkit.models import AUTO_MODEL
 from ragkit.pipeline import (
     DocumentChunker,
     PreparedDocument,
@@ -170,19 +171,14 @@ class FlowStats:
     chunks_embedded: int = 0
 
 
-def _load_and_chunk(
-    files: list[SourceFile],
-    settings: Settings,
-    retry_delay_seconds: float,
-    refresh_cache: bool,
-    report: IngestReport,
-) -> tuple[list[PreparedDocument], list[SkippedFile], int]:
-    """Run ``load`` then ``chunk`` for every file; returns documents, failures, cache hits."""
+def _load_all(
+    files: list[SourceFile], retry_delay_seconds: float, refresh_cache: bool, report: IngestReport
+) -> tuple[list[tuple[SourceFile, LoadResult]], list[SkippedFile]]:
+    """Run ``load`` for every file; returns the loaded files and the ones that failed."""
     clock = time.perf_counter()
     loader = load.with_options(
         retry_delay_seconds=retry_delay_seconds, refresh_cache=refresh_cache or None
     )
-    chunker = chunk.with_options(refresh_cache=refresh_cache or None)
     loads = [loader.submit(source) for source in files]
     wait(loads)
     failed: list[SkippedFile] = []
@@ -194,16 +190,28 @@ def _load_and_chunk(
             error = future.result(raise_on_failure=False)
             failed.append(SkippedFile(source.path, _reason(error, source.path)))
     report.seconds["load"] = time.perf_counter() - clock
+    return ready, failed
+
+
+def _chunk_all(
+    ready: list[tuple[SourceFile, LoadResult]],
+    settings: Settings,
+    refresh_cache: bool,
+    report: IngestReport,
+) -> tuple[list[PreparedDocument], list[SkippedFile], int]:
+    """Run ``chunk`` for every loaded file; returns documents, skipped files, cache hits."""
     clock = time.perf_counter()
+    chunker = chunk.with_options(refresh_cache=refresh_cache or None)
     chunked = [(chunker.submit(source, loaded, settings), loaded) for source, loaded in ready]
     prepared: list[PreparedDocument] = []
+    skipped: list[SkippedFile] = []
     cached = 0
     for future, loaded in chunked:
         prepared.extend(future.result())
-        failed.extend(loaded.skipped)
+        skipped.extend(loaded.skipped)
         cached += future.state.name == "Cached"
     report.seconds["chunk"] = time.perf_counter() - clock
-    return prepared, failed, cached
+    return prepared, skipped, cached
 
 
 def _embed_and_commit(
@@ -255,13 +263,19 @@ def ingest_flow(
     report, stats = IngestReport(), FlowStats()
     with opened.writing(wait_for_lock):
         files, skipped = discover(paths)
-        prepared, failed, stats.files_cached = _load_and_chunk(
-            files, opened.settings, retry_delay_seconds, refresh_cache, report
+        ready, failed = _load_all(files, retry_delay_seconds, refresh_cache, report)
+        auto = opened.settings.embedding_model == AUTO_MODEL
+        if auto:  # chunking may embed: the model must be known first
+            opened.choose_model([d for _, loaded in ready for d in loaded.documents])
+        prepared, unreadable, stats.files_cached = _chunk_all(
+            ready, opened.settings, refresh_cache, report
         )
         documents = [item.document for item in prepared]
-        report.record_loaded(documents, [*skipped, *failed])
+        report.record_loaded(documents, [*skipped, *failed, *unreadable])
         roots = [Path(p) for p in paths]
         changed, stale = opened.plan(documents, roots, prune, report)
+        if not auto:
+            opened.choose_model(changed)  # warns about languages the model does not cover
         keys = {d.key for d in changed}
         todo = [item for item in prepared if item.document.key in keys]
         _embed_and_commit(opened, todo, report, stats)

@@ -3,7 +3,7 @@
 Example:
     >>> from ragkit import Index, Settings
     >>> Settings().embedding_model
-    'multilingual-e5-small'
+    'auto'
 """
 
 from ragkit.chunking import Chunk

@@ -25,6 +25,7 @@ from ragkit.chunking.base import Chunk, counter_for, get_chunker
 from ragkit.config import DEFAULT_MODEL
 from ragkit.documents import Document, LoadResult, load_file
 from ragkit.errors import RagkitError
+from ragkit.models import AUTO_MODEL, choose_model
 
 console = Console()
 
@@ -140,13 +141,17 @@ def chunk_command(
     weights: str | None = typer.Option(
         None, "--weights", help="Metric weights, e.g. 'SC=1,BI=2,ICC=1,DCC=1,RC=1'."
     ),
-    model: str = typer.Option(DEFAULT_MODEL, "--model", help="Embedding model for ICC/DCC."),
+    model: str = typer.Option(
+        DEFAULT_MODEL, "--model", help="Embedding model for ICC/DCC (auto: by the language)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print chunks and scores as JSON."),
 ) -> None:
     """Chunk FILE adaptively (or with --chunker) and print the chunks; --explain shows why."""
     try:
         result = LoadResult()
         load_file(file, result)
+        if model == AUTO_MODEL:
+            model, _ = choose_model(d.language for d in result.documents)
         embed = lazy_embed(model)
         records = []
         for document in result.documents:

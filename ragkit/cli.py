@@ -121,7 +121,9 @@ def query(
     index: Path = typer.Option(..., "--index", help="Index folder."),
     k: int = typer.Option(10, "-k", "--top-k", min=1, help="Number of hits."),
     mode: str = typer.Option("hybrid", "--mode", help="hybrid | dense | sparse."),
-    fusion: str = typer.Option("rrf", "--fusion", help="rrf | weighted (hybrid mode)."),
+    fusion: str | None = typer.Option(
+        None, "--fusion", help="weighted | rrf (hybrid mode; default: the index's setting)."
+    ),
     where: list[str] = typer.Option(
         [], "--filter", help="KEY=VALUE: language, source (glob) or a metadata key."
     ),
@@ -140,7 +142,7 @@ def query(
             if not separator or not key:
                 raise RagkitError(f"--filter {item!r}: write KEY=VALUE, e.g. language=ar")
             filters[key] = value
-        if fusion not in ("rrf", "weighted"):
+        if fusion not in (None, "rrf", "weighted"):
             raise RagkitError(f"--fusion {fusion!r}: use rrf or weighted")
         hits = Index.open(index).search(
             text,

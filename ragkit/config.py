@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-DEFAULT_MODEL = "multilingual-e5-small"
+# "auto": the documents of an index's first ingest choose its model (ragkit.models.choose_model):
+# all-minilm-l6-v2 for an English collection, multilingual-e5-small for anything else.
+DEFAULT_MODEL = "auto"
 
 
 def cache_dir() -> Path:
@@ -39,6 +42,9 @@ class Settings(BaseModel):
     chunk_tokens: int = Field(default=256, ge=8, le=8192)
     chunk_min_tokens: int | None = Field(default=None, ge=0)
     chunk_weights: dict[str, float] | None = None
+    # What a chunk is embedded and matched with besides its own text (ragkit.pipeline
+    # .context_titles): its document's title, or nothing.
+    chunk_context: Literal["title", "none"] = "title"
     embed_batch_size: int = Field(default=32, ge=1)
     commit_every_documents: int = Field(default=500, ge=1)
     hnsw_threshold: int = Field(default=50_000, ge=1)
@@ -48,11 +54,14 @@ class Settings(BaseModel):
     ivf_nprobe: int = Field(default=32, ge=1)
     ivf_pq_m: int = Field(default=48, ge=1)
     rescore_factor: int = Field(default=10, ge=1)
+    # Hybrid fusion (ragkit.retrieve): min-max normalized scores weighted dense_weight /
+    # 1 - dense_weight, or reciprocal rank fusion with rrf_k.
+    fusion: Literal["weighted", "rrf"] = "weighted"
     rrf_k: int = Field(default=60, ge=1)
     # Sparse terms (ragkit.sparse): stems where a stemmer exists, else SentencePiece pieces.
     sparse_terms: Literal["auto", "pieces", "stems"] = "auto"
     fusion_depth: int = Field(default=100, ge=1)  # candidates taken from each list
-    dense_weight: float = Field(default=0.5, ge=0.0, le=1.0)  # weighted fusion only
+    dense_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     # Where normalization applies (see ragkit.normalize): matching keys only, or embeddings too.
     normalization: Literal["post-inference", "pre-index", "off"] = "post-inference"
     geez_mode: Literal["homophones", "homophones+labialized"] = "homophones"
@@ -64,6 +73,20 @@ class Settings(BaseModel):
     rerank_depth: int = Field(default=50, ge=1)
     rerank_weight: float = Field(default=0.75, ge=0.0, le=1.0)
     rerank_passes: int = Field(default=3, ge=1)
+
+    @classmethod
+    def from_index(cls, stored: str) -> Settings:
+        """The settings an index was built with, from their stored JSON. A field added after
+        the index was built takes the value that reproduces how it was built, not today's
+        default (older indexes embedded chunks without a context title).
+
+        Example:
+            >>> Settings.from_index('{"embedding_model": "m"}').chunk_context
+            'none'
+        """
+        values = json.loads(stored)
+        values.setdefault("chunk_context", "none")
+        return cls.model_validate(values)
 
     @field_validator("chunker")
     @classmethod

@@ -195,7 +195,7 @@ def repair(folder: str | Path, wait: bool | float = True) -> Diagnosis:
             generation = int(
                 db.execute("SELECT value FROM state WHERE key='generation'").fetchone()[0]
             )
-            settings = Settings.model_validate_json(
+            settings = Settings.from_index(
                 db.execute("SELECT value FROM state WHERE key='settings'").fetchone()[0]
             )
             dimension = int(

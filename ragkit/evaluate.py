@@ -115,11 +115,11 @@ def load_judgments(dataset: Path) -> Judgments:
 def score(
     index: Index,
     judgments: Judgments,
-    model: str,
     mode: SearchMode,
     seconds: dict[str, float] | None = None,
 ) -> EvalReport:
-    """Search every judged query in ``mode`` and average the metrics."""
+    """Search every judged query in ``mode`` and average the metrics (reported with the model
+    the index was built with)."""
     judged = judgments.judged
     count = max(len(judged), 1)
     qrels, queries = judgments.qrels, judgments.queries
@@ -127,7 +127,7 @@ def score(
     runs = {q: rank_documents(index, queries[q], mode=mode) for q in judged}
     return EvalReport(
         dataset=judgments.dataset,
-        model=model,
+        model=index.settings.embedding_model,
         mode=mode,
         queries=len(judged),
         ndcg_at_10=sum(ndcg_at_k(runs[q], qrels[q]) for q in judged) / count,
@@ -143,7 +143,8 @@ def evaluate(
     index_dir: Path | None = None,
     modes: Sequence[SearchMode] = ("dense",),
 ) -> list[EvalReport]:
-    """Evaluate retrieval with ``model`` on the BEIR folder ``dataset``, one report per mode.
+    """Evaluate retrieval with ``model`` on the BEIR folder ``dataset``, one report per mode
+    (``auto``: the model :func:`ragkit.models.choose_model` picks for the corpus).
 
     All modes search the same index, built once (``index_dir`` keeps it for a later run, which
     then re-embeds nothing).
@@ -154,6 +155,6 @@ def evaluate(
         index = Index.open(folder, create=True, model=model)
         ingest = index.ingest([judgments.corpus])
         ingest_seconds = {f"ingest_{k}": v for k, v in ingest.seconds.items()}
-        reports = [score(index, judgments, model, mode, ingest_seconds) for mode in modes]
+        reports = [score(index, judgments, mode, ingest_seconds) for mode in modes]
         index.close()
     return reports

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,13 +27,20 @@ from ragkit.documents import Document, SkippedFile, iter_batches, load_paths
 from ragkit.embed import Encoder
 from ragkit.errors import RagkitError
 from ragkit.lock import WriteLock
+from ragkit.models import (
+    AUTO_DIMENSION,
+    AUTO_MODEL,
+    MINILM_NAMES,
+    MULTILINGUAL_MODEL,
+    choose_model,
+)
 from ragkit.normalize import detect_language
 from ragkit.pipeline import (
     DocumentChunker,
     attach_vectors,
     embedding_texts,
     matching_key,
-    normalize_chunks,
+    normalize_document_chunks,
     sparse_terms,
 )
 from ragkit.pipeline import PreparedDocument as Prepared
@@ -113,12 +121,14 @@ class Index:
         folder = Path(path)
         if create and not (folder / DB_NAME).exists():
             chosen = Settings(**({"embedding_model": model} if model else {}), **settings)
+            if chosen.embedding_model == AUTO_MODEL:
+                return cls(Store.create(folder, chosen, AUTO_DIMENSION))
             encoder = Encoder(chosen.embedding_model, chosen.embed_batch_size)
             index = cls(Store.create(folder, chosen, encoder.dimension))
             index._encoder = encoder
             return index
         index = cls(Store.open(folder))
-        if model and model != index.settings.embedding_model:
+        if model and model not in (AUTO_MODEL, index.settings.embedding_model):
             raise RagkitError(
                 f"{folder}: built with {index.settings.embedding_model!r}, not {model!r}; "
                 "use a new --index folder for another model"
@@ -147,8 +157,37 @@ class Index:
     @property
     def encoder(self) -> Encoder:
         if self._encoder is None:
+            if self.settings.embedding_model == AUTO_MODEL:
+                raise RagkitError(
+                    f"{self.store.folder}: no embedding model yet; model 'auto' is chosen from "
+                    "the documents of the first ingest"
+                )
             self._encoder = Encoder(self.settings.embedding_model, self.settings.embed_batch_size)
         return self._encoder
+
+    def choose_model(self, documents: Sequence[Document]) -> None:
+        """Resolve an ``auto`` model from the languages of the first documents to ingest
+        (:func:`ragkit.models.choose_model`) and store the choice; then, with an English-only
+        model, log a warning naming the languages of any other documents among ``documents``."""
+        languages = [d.language for d in documents]
+        if self.settings.embedding_model == AUTO_MODEL and documents:
+            name, reason = choose_model(languages)
+            encoder = Encoder(name, self.settings.embed_batch_size)
+            if encoder.dimension != self.store.dimension:
+                raise RagkitError(f"model {name}: {encoder.dimension}-d, the index is not")
+            self.store.replace_settings(self.settings.model_copy(update={"embedding_model": name}))
+            self.settings, self._encoder, self._chunker = self.store.settings, encoder, None
+            log.info("embedding model: %s (%s)", name, reason)
+        foreign = Counter(x for x in languages if x not in ("en", "und"))
+        if foreign and self.settings.embedding_model in MINILM_NAMES:
+            log.warning(
+                "%d documents are not English (%s) but %s embeds English only; index them "
+                "in a folder created with --model %s",
+                foreign.total(),
+                ", ".join(sorted(foreign)),
+                self.settings.embedding_model,
+                MULTILINGUAL_MODEL,
+            )
 
     def ingest(
         self,
@@ -214,6 +253,7 @@ class Index:
         report.seconds["load"] = time.perf_counter() - clock
 
         changed, stale = self.plan(loaded.documents, roots, prune, report)
+        self.choose_model(changed)
         total_chunks = 0
         report.seconds.update(chunk=0.0, normalize=0.0, embed=0.0, commit=0.0)
         for batch in iter_batches(changed, self.settings.commit_every_documents):
@@ -222,7 +262,7 @@ class Index:
             report.seconds["chunk"] += time.perf_counter() - clock
             clock = time.perf_counter()
             prepared = [
-                Prepared(doc, chunks, *normalize_chunks(chunks, doc.language, self.settings), rec)
+                Prepared(doc, chunks, *normalize_document_chunks(doc, chunks, self.settings), rec)
                 for doc, (chunks, rec) in zip(batch, chunked, strict=True)
             ]
             report.seconds["normalize"] += time.perf_counter() - clock
@@ -300,14 +340,15 @@ class Index:
         k: int = 10,
         mode: SearchMode = "hybrid",
         filters: dict[str, Any] | None = None,
-        fusion: FusionMethod = "rrf",
+        fusion: FusionMethod | None = None,
         rerank: bool = False,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query``, best first.
 
         ``mode``: ``hybrid`` (dense + BM25, fused), ``dense`` or ``sparse``. ``filters`` keep
         chunks whose document matches every entry (``language``, ``source`` glob, or any
-        metadata key) and apply before fusion. ``fusion``: ``rrf`` or ``weighted``.
+        metadata key) and apply before fusion. ``fusion``: ``weighted`` or ``rrf`` (default: the
+        ``fusion`` setting).
         ``rerank``: the first stage's top ``rerank_depth`` go through the groupwise reranker
         (:mod:`ragkit.rerank`) and ``score`` becomes the reranker's (interpolated) score.
         """
@@ -317,6 +358,8 @@ class Index:
             return self.reranker.rerank_hits(query, candidates, k)
         if mode not in SEARCH_MODES:
             raise RagkitError(f"search mode {mode!r}: use one of {', '.join(SEARCH_MODES)}")
+        if self.settings.embedding_model == AUTO_MODEL:
+            return []  # nothing ingested yet
         allowed = self.store.filtered_chunk_ids(filters) if filters else None
         depth = max(k, self.settings.fusion_depth)
         rankings = []
@@ -332,7 +375,8 @@ class Index:
             scored = rankings[0][:k]
         else:
             weights = (self.settings.dense_weight, 1.0 - self.settings.dense_weight)
-            scored = fuse(rankings, fusion, self.settings.rrf_k, weights)[:k]
+            method = fusion or self.settings.fusion
+            scored = fuse(rankings, method, self.settings.rrf_k, weights)[:k]
         rows = self.store.chunks_by_id(i for i, _ in scored)
         return [
             Hit(

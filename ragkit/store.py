@@ -130,7 +130,7 @@ class Store:
         self._local.db = connection
         self._connections = [connection]
         self._lock = threading.RLock()
-        self.settings = Settings.model_validate_json(self._state("settings"))
+        self.settings = Settings.from_index(self._state("settings"))
         self.dimension = int(self._state("dimension"))
         self.generation = int(self._state("generation"))
         self.vectors = self._load_vectors()
@@ -193,6 +193,20 @@ class Store:
         store = cls(folder, connection)
         store._write_manifest()
         return store
+
+    def replace_settings(self, settings: Settings) -> None:
+        """Store new settings for an index that has no chunks yet (an ``auto`` model resolved
+        before the first commit); the manifest follows."""
+        with self._lock:
+            if self.counts()["chunks"]:
+                raise RagkitError(f"{self.folder}: settings of an index with chunks are fixed")
+            with self.db:
+                self.db.execute(
+                    "UPDATE state SET value = ? WHERE key = 'settings'",
+                    (settings.model_dump_json(),),
+                )
+            self.settings = settings
+            self._write_manifest()
 
     @classmethod
     def open(cls, folder: Path) -> Store:

@@ -199,3 +199,14 @@ def test_cli_flows_run_ingest(tmp_path: Path, corpus: Path) -> None:
     assert "documents added 5" in result.output and "bad.txt" in result.output
     result = CliRunner().invoke(app, [*args, "--runner", "spark"])
     assert result.exit_code == 2 and "--runner 'spark'" in result.output
+
+
+def test_ingest_flow_chooses_the_auto_model_before_chunking(tmp_path: Path, files: Path) -> None:
+    from flows.ingest import ingest_flow
+
+    english = [p for p in files.rglob("*") if p.is_file() and "prayer" not in p.name]
+    report = ingest_flow(paths=[str(p) for p in english], index=str(tmp_path / "flow"))
+    assert report.files_seen == len(english) and report.skipped == []
+    db = sqlite3.connect(tmp_path / "flow" / "ragkit.sqlite")
+    settings = db.execute("SELECT value FROM state WHERE key = 'settings'").fetchone()[0]
+    assert '"embedding_model":"all-minilm-l6-v2"' in settings

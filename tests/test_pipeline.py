@@ -4,8 +4,10 @@ the index (real SQLite, FAISS and the bundled encoder)."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import MODEL
 from typer.testing import CliRunner
@@ -123,3 +125,72 @@ def test_cli_chunker_options_and_info(tmp_path: Path, long_doc: Path) -> None:
     result = runner.invoke(app, bad)
     assert result.exit_code == 2 and "--chunker" in result.output
     assert not (tmp_path / "x" / DB_NAME).exists()
+
+
+@pytest.fixture
+def titled_corpus(tmp_path: Path) -> Path:
+    """One JSONL record whose title word ("kestrel") never occurs in its body."""
+    folder = tmp_path / "titled"
+    folder.mkdir()
+    body = " ".join(
+        f"Sentence {n} says the small falcon hovers over fields while hunting voles."
+        for n in range(12)
+    )
+    record = {"_id": "d1", "title": "Kestrel", "text": body}
+    (folder / "corpus.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    return folder
+
+
+def titled_index(folder: Path, corpus: Path, context: str) -> Index:
+    """``corpus`` ingested with small fixed chunks and ``chunk_context=context``."""
+    index = Index.open(
+        folder, create=True, model=MODEL, chunker="fixed", chunk_tokens=32, chunk_context=context
+    )
+    index.ingest([corpus])
+    return index
+
+
+@pytest.mark.parametrize("context", ["title", "none"])
+def test_chunks_carry_their_document_title(
+    tmp_path: Path, titled_corpus: Path, context: str
+) -> None:
+    index = titled_index(tmp_path / context, titled_corpus, context)
+    rows = index.store.db.execute("SELECT text, terms FROM chunks ORDER BY id").fetchall()
+    assert len(rows) > 2 and rows[0][0].startswith("Kestrel")
+    assert rows[0][1].split().count("kestrel") == (2 if context == "title" else 1)  # boost
+    body_rows = rows[1:]
+    assert all("kestrel" not in text.lower() for text, _ in body_rows)  # stored text: its own
+    carried = ["kestrel" in terms.split() for _, terms in body_rows]
+    assert all(carried) if context == "title" else not any(carried)
+    hits = index.search("kestrel", k=50, mode="sparse")
+    assert len(hits) == (len(rows) if context == "title" else 1)
+    index.close()
+
+
+def test_title_context_changes_body_vectors_only(tmp_path: Path, titled_corpus: Path) -> None:
+    vectors = {}
+    for context in ("title", "none"):
+        index = titled_index(tmp_path / context, titled_corpus, context)
+        blobs = index.store.db.execute("SELECT vector FROM chunks ORDER BY id").fetchall()
+        vectors[context] = np.stack([np.frombuffer(b, dtype=np.float32) for (b,) in blobs])
+        index.close()
+    first_same = float(vectors["title"][0] @ vectors["none"][0])
+    body_same = [float(a @ b) for a, b in zip(vectors["title"][1:], vectors["none"][1:])]
+    assert first_same > 0.9999  # the first chunk opens with the title: embedded as is
+    assert max(body_same) < 0.999
+
+
+def test_index_built_before_chunk_context_keeps_embedding_chunks_alone(
+    tmp_path: Path, titled_corpus: Path
+) -> None:
+    folder = tmp_path / "old"
+    Index.open(folder, create=True, model=MODEL).close()
+    db = sqlite3.connect(folder / DB_NAME)
+    stored = json.loads(db.execute("SELECT value FROM state WHERE key='settings'").fetchone()[0])
+    del stored["chunk_context"]
+    db.execute("UPDATE state SET value=? WHERE key='settings'", (json.dumps(stored),))
+    db.commit()
+    db.close()
+    index = Index.open(folder)
+    assert index.settings.chunk_context == "none"
+    index.close()

@@ -121,6 +121,17 @@ def test_modes_and_filters(index: Index):
         index.search("water", mode="fuzzy")  # type: ignore[arg-type]
 
 
+def test_hybrid_fusion_follows_the_fusion_setting(index: Index) -> None:
+    query = "water boils at 100 degrees"
+    default = [(h.document_id, h.score) for h in index.search(query, k=5)]
+    weighted = [(h.document_id, h.score) for h in index.search(query, k=5, fusion="weighted")]
+    rrf = [(h.document_id, h.score) for h in index.search(query, k=5, fusion="rrf")]
+    assert index.settings.fusion == "weighted" and default == weighted and rrf != weighted
+    assert all(s <= 2 / 61 for _, s in rrf)  # reciprocal ranks, k = 60
+    index.settings.fusion = "rrf"
+    assert [(h.document_id, h.score) for h in index.search(query, k=5)] == rrf
+
+
 def test_bm25_is_rebuilt_when_missing_and_old_generations_are_removed(index: Index, corpus):
     folder = index.store.folder
     generation = index.store.generation
