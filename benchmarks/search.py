@@ -14,7 +14,7 @@ over 30k terms (60 terms each). For each size it builds the BM25 index
 (:class:`ragkit.sparse.SparseIndex`, peak RSS recorded) and every dense index kind with ragkit's
 own builder (:func:`ragkit.dense.build_index`: Flat, HNSW, IVF-PQ + exact re-scoring), then times
 200 queries (query vectors given, so encoding is excluded) of: dense search per kind and search
-setting, sparse search, and hybrid = dense + sparse + RRF fusion (the calls
+setting, sparse search, and hybrid = dense + sparse + the default fusion (weighted; the calls
 :meth:`ragkit.Index.search` makes, minus fetching the 10 result rows from SQLite). Each query's
 wall-clock time and its CPU time (``time.thread_time``) are recorded: on a loaded shared machine
 the wall clock mostly measures waiting for a core, the CPU time what the query costs. One process,
@@ -73,6 +73,7 @@ VOCABULARY = 30_000
 DOC_TERMS = 60
 QUERIES = 200
 K = 10
+FUSION = Settings().fusion  # what Index.search fuses with by default
 REAL_MODEL = "all-minilm-l6-v2"
 HELD_OUT_EVERY = 200
 EF_SEARCH = (16, 32, 64, 128, 256)
@@ -232,7 +233,7 @@ def run_size(
                     dense.search(chosen, query, 100, settings, fetch=fetch),
                     sparse.search(terms, 100),
                 ]
-                fuse(rankings, "rrf")[:K]
+                fuse(rankings, FUSION)[:K]
         result["hybrid"].append(
             {"dense_kind": chosen_kind, "settings": overrides, **hybrid_times.summary()}
         )
@@ -387,7 +388,7 @@ def print_tables(results: list[dict], real: dict | None, console: Console) -> No
         for row in result["hybrid"]:
             table.add_row(
                 chunks,
-                f"hybrid ({row['dense_kind']} + bm25, RRF)",
+                f"hybrid ({row['dense_kind']} + bm25, {FUSION})",
                 setting_text(row["settings"]),
                 *latency(row),
                 "",

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from conftest import MODEL
 
+from ragkit.config import DEFAULT_MODEL
 from ragkit.evaluate import evaluate, mrr_at_k, ndcg_at_k, recall_at_k
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir"
@@ -33,8 +34,9 @@ def test_evaluate_tiny_beir_folder(tiny_beir: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not (SHARED / "cranfield").exists(), reason="shared data not present")
-def test_cranfield_minilm_matches_reference() -> None:
-    dense, hybrid = evaluate(SHARED / "cranfield", MODEL, modes=("dense", "hybrid"))
-    assert dense.queries == 225
-    assert abs(dense.ndcg_at_10 - 0.368) <= 0.01
-    assert hybrid.ndcg_at_10 > dense.ndcg_at_10 + 0.02  # fusion adds over dense alone
+def test_cranfield_with_the_default_model_reaches_the_peers() -> None:
+    dense, hybrid = evaluate(SHARED / "cranfield", DEFAULT_MODEL, modes=("dense", "hybrid"))
+    assert dense.queries == 225 and dense.model == "all-minilm-l6-v2"  # auto: English corpus
+    assert abs(dense.ndcg_at_10 - 0.368) <= 0.01  # the peer: dense MiniLM on whole abstracts
+    # the peer RRF(bm25s, MiniLM) is 0.408; this run measured 0.409, a little float noise aside
+    assert hybrid.ndcg_at_10 >= 0.405
