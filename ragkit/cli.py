@@ -365,6 +365,12 @@ def eval_command(
     keep_index: Path | None = typer.Option(
         None, "--keep-index", help="Build (or reuse) the index in this folder."
     ),
+    chunker: str | None = typer.Option(
+        None, "--chunker", help="Build the index with one chunker instead of adaptive."
+    ),
+    fusion: str | None = typer.Option(
+        None, "--fusion", help="weighted | rrf for hybrid (default: the index's setting)."
+    ),
     json_out: Path | None = typer.Option(None, "--json", help="Write the reports as JSON here."),
 ) -> None:
     """Evaluate retrieval on a BEIR-layout dataset: nDCG@10, Recall@100, MRR@10 per mode."""
@@ -372,7 +378,16 @@ def eval_command(
     from ragkit.evaluate import evaluate
 
     try:
-        reports = evaluate(dataset, model or DEFAULT_MODEL, keep_index, search_modes(mode))
+        if fusion not in (None, "rrf", "weighted"):
+            raise RagkitError(f"--fusion {fusion!r}: use weighted or rrf")
+        reports = evaluate(
+            dataset,
+            model or DEFAULT_MODEL,
+            keep_index,
+            search_modes(mode),
+            fusion,  # type: ignore[arg-type]
+            **({"chunker": chunker} if chunker else {}),
+        )
     except RagkitError as error:
         _fail(error)
     print_eval_reports(reports)
@@ -398,7 +413,7 @@ def print_eval_reports(reports: list[EvalReport]) -> None:
         table.add_row(
             report.dataset,
             report.model,
-            report.mode,
+            f"{report.mode} ({report.fusion})" if report.fusion else report.mode,
             str(report.queries),
             f"{report.ndcg_at_10:.3f}",
             f"{report.recall_at_100:.3f}",

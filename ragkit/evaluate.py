@@ -23,7 +23,7 @@ from typing import Any
 from ragkit.config import DEFAULT_MODEL
 from ragkit.errors import RagkitError
 from ragkit.index import Index
-from ragkit.retrieve import SearchMode
+from ragkit.retrieve import FusionMethod, SearchMode
 
 
 @dataclass
@@ -38,6 +38,7 @@ class EvalReport:
     recall_at_100: float
     mrr_at_10: float
     seconds: dict[str, float] = field(default_factory=dict)
+    fusion: str = ""  # hybrid mode: how the two lists were fused
 
     def as_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -78,11 +79,15 @@ def mrr_at_k(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
 
 
 def rank_documents(
-    index: Index, query: str, depth: int = 100, mode: SearchMode = "dense"
+    index: Index,
+    query: str,
+    depth: int = 100,
+    mode: SearchMode = "dense",
+    fusion: FusionMethod | None = None,
 ) -> list[str]:
     """Document ids best first; a document scores as its best chunk."""
     ranked: list[str] = []
-    for hit in index.search(query, k=depth * 3, mode=mode):
+    for hit in index.search(query, k=depth * 3, mode=mode, fusion=fusion):
         if hit.document_id not in ranked:
             ranked.append(hit.document_id)
     return ranked[:depth]
@@ -117,14 +122,15 @@ def score(
     judgments: Judgments,
     mode: SearchMode,
     seconds: dict[str, float] | None = None,
+    fusion: FusionMethod | None = None,
 ) -> EvalReport:
     """Search every judged query in ``mode`` and average the metrics (reported with the model
-    the index was built with)."""
+    the index was built with; hybrid fuses by ``fusion``, default the index's setting)."""
     judged = judgments.judged
     count = max(len(judged), 1)
     qrels, queries = judgments.qrels, judgments.queries
     clock = time.perf_counter()
-    runs = {q: rank_documents(index, queries[q], mode=mode) for q in judged}
+    runs = {q: rank_documents(index, queries[q], mode=mode, fusion=fusion) for q in judged}
     return EvalReport(
         dataset=judgments.dataset,
         model=index.settings.embedding_model,
@@ -134,6 +140,7 @@ def score(
         recall_at_100=sum(recall_at_k(runs[q], qrels[q]) for q in judged) / count,
         mrr_at_10=sum(mrr_at_k(runs[q], qrels[q]) for q in judged) / count,
         seconds={**(seconds or {}), "search": time.perf_counter() - clock},
+        fusion=(fusion or index.settings.fusion) if mode == "hybrid" else "",
     )
 
 
@@ -142,19 +149,22 @@ def evaluate(
     model: str = DEFAULT_MODEL,
     index_dir: Path | None = None,
     modes: Sequence[SearchMode] = ("dense",),
+    fusion: FusionMethod | None = None,
+    **settings: Any,
 ) -> list[EvalReport]:
     """Evaluate retrieval with ``model`` on the BEIR folder ``dataset``, one report per mode
     (``auto``: the model :func:`ragkit.models.choose_model` picks for the corpus).
 
-    All modes search the same index, built once (``index_dir`` keeps it for a later run, which
-    then re-embeds nothing).
+    All modes search the same index, built once with ``settings`` (e.g. ``chunker="fixed"``;
+    ``index_dir`` keeps it for a later run, which then re-embeds nothing and refuses other
+    settings). ``fusion`` overrides the index's hybrid fusion for this evaluation.
     """
     judgments = load_judgments(dataset)
     with tempfile.TemporaryDirectory(prefix="ragkit-eval-") as scratch:
         folder = index_dir or Path(scratch) / "index"
-        index = Index.open(folder, create=True, model=model)
+        index = Index.open(folder, create=True, model=model, **settings)
         ingest = index.ingest([judgments.corpus])
         ingest_seconds = {f"ingest_{k}": v for k, v in ingest.seconds.items()}
-        reports = [score(index, judgments, mode, ingest_seconds) for mode in modes]
+        reports = [score(index, judgments, mode, ingest_seconds, fusion) for mode in modes]
         index.close()
     return reports

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
 import pytest
 from conftest import MODEL
+from typer.testing import CliRunner
 
+from ragkit import Index
+from ragkit.cli import app
 from ragkit.config import DEFAULT_MODEL
 from ragkit.evaluate import evaluate, mrr_at_k, ndcg_at_k, recall_at_k
 
@@ -40,3 +44,24 @@ def test_cranfield_with_the_default_model_reaches_the_peers() -> None:
     assert abs(dense.ndcg_at_10 - 0.368) <= 0.01  # the peer: dense MiniLM on whole abstracts
     # the peer RRF(bm25s, MiniLM) is 0.408; this run measured 0.409, a little float noise aside
     assert hybrid.ndcg_at_10 >= 0.405
+
+
+def test_eval_cli_chunker_and_fusion(tiny_beir: Path, tmp_path: Path) -> None:
+    folder, out = tmp_path / "kept", tmp_path / "reports.json"
+    arguments = ["eval", str(tiny_beir), "--model", MODEL, "--mode", "all", "--json", str(out)]
+    result = CliRunner().invoke(
+        app, [*arguments, "--chunker", "sentence", "--fusion", "rrf", "--keep-index", str(folder)]
+    )
+    assert result.exit_code == 0, result.output
+    reports = {r["mode"]: r for r in json.loads(out.read_text())}
+    assert (reports["hybrid"]["fusion"], reports["dense"]["fusion"]) == ("rrf", "")
+    assert reports["hybrid"]["ndcg_at_10"] == pytest.approx(1.0)
+    index = Index.open(folder)
+    assert index.settings.chunker == "sentence"
+    index.close()
+    refused = CliRunner().invoke(
+        app, [*arguments, "--keep-index", str(folder), "--chunker", "fixed"]
+    )
+    assert refused.exit_code != 0 and "chunker='sentence'" in refused.output
+    bad = CliRunner().invoke(app, [*arguments, "--fusion", "max"])
+    assert bad.exit_code != 0 and "use weighted or rrf" in bad.output
