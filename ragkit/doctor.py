@@ -44,6 +44,7 @@ from ragkit.manifest import (
     vector_file,
     verify_checksums,
 )
+from ragkit.schema import connect
 from ragkit.sparse import SparseIndex
 from ragkit.store import DB_NAME, Store
 
@@ -190,7 +191,7 @@ def repair(folder: str | Path, wait: bool | float = True) -> Diagnosis:
     folder = Path(folder)
     before = diagnose(folder)
     with WriteLock(folder, wait):
-        db = Store._connect(folder)
+        db = connect(folder)
         try:
             generation = int(
                 db.execute("SELECT value FROM state WHERE key='generation'").fetchone()[0]

@@ -3,7 +3,7 @@
 Layout of an index folder::
 
     ragkit.sqlite        documents, chunks (offsets, text, matching key, terms, vector),
-                         settings, run log
+                         settings, run log (:mod:`ragkit.schema`)
     vectors-<G>.faiss    the FAISS index of generation G (:mod:`ragkit.dense`)
     bm25-<G>/            the BM25 index of generation G (:mod:`ragkit.sparse`)
     MANIFEST.json        generation, counts and file checksums (rewritten after each commit)
@@ -45,47 +45,11 @@ from ragkit.documents import Document
 from ragkit.errors import RagkitError
 from ragkit.lock import if_unlocked
 from ragkit.manifest import MANIFEST_NAME, write_manifest
+from ragkit.schema import DB_NAME, connect, create_tables, migrate
 from ragkit.sparse import SparseIndex
 from ragkit.tokenize import text_only
 
-DB_NAME = "ragkit.sqlite"
 __all__ = ["DB_NAME", "MANIFEST_NAME", "PendingDocument", "Store", "StoredChunk"]
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS documents (
-    id INTEGER PRIMARY KEY,
-    key TEXT NOT NULL UNIQUE,
-    source TEXT NOT NULL,
-    external_id TEXT NOT NULL,
-    title TEXT NOT NULL,
-    content_hash TEXT NOT NULL,
-    script TEXT NOT NULL,
-    language TEXT NOT NULL,
-    metadata TEXT NOT NULL,
-    text TEXT NOT NULL,
-    chunking TEXT NOT NULL DEFAULT '{}'
-);
-CREATE INDEX IF NOT EXISTS documents_source ON documents(source);
-CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY,
-    document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    start INTEGER NOT NULL,
-    end INTEGER NOT NULL,
-    token_count INTEGER NOT NULL,
-    chunker TEXT NOT NULL,
-    text TEXT NOT NULL,
-    match_text TEXT NOT NULL DEFAULT '',
-    terms TEXT NOT NULL DEFAULT '',
-    vector BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id);
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY,
-    started TEXT NOT NULL,
-    summary TEXT NOT NULL
-);
-"""
 
 
 @dataclass(frozen=True)
@@ -142,7 +106,7 @@ class Store:
         """This thread's connection to ``ragkit.sqlite`` (opened on first use)."""
         connection = getattr(self._local, "db", None)
         if connection is None:
-            connection = self._local.db = self._connect(self.folder)
+            connection = self._local.db = connect(self.folder)
             with self._lock:
                 self._connections.append(connection)
         return connection
@@ -160,24 +124,14 @@ class Store:
                 self.generation, self.vectors = latest, vectors
 
     # -- opening -----------------------------------------------------------------------------
-    @staticmethod
-    def _connect(folder: Path) -> sqlite3.Connection:
-        connection = sqlite3.connect(
-            folder / DB_NAME, isolation_level=None, check_same_thread=False
-        )
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA foreign_keys=ON")
-        connection.execute("PRAGMA busy_timeout=30000")
-        return connection
-
     @classmethod
     def create(cls, folder: Path, settings: Settings, dimension: int) -> Store:
         """Create an empty index at ``folder`` (which must not already hold one)."""
         if (folder / DB_NAME).exists():
             raise RagkitError(f"{folder}: already holds a ragkit index; open it instead")
         folder.mkdir(parents=True, exist_ok=True)
-        connection = cls._connect(folder)
-        connection.executescript(_SCHEMA)
+        connection = connect(folder)
+        create_tables(connection)
         empty = dense.empty_index(dimension)
         faiss.write_index(empty, str(folder / "vectors-0.faiss"))
         with connection:
@@ -216,18 +170,8 @@ class Store:
                 f"{folder}: no ragkit index here ({DB_NAME} missing); "
                 f"create one with `ragkit ingest PATH --index {folder}`"
             )
-        connection = cls._connect(folder)
-        added = {  # columns that indexes made before they were stored lack
-            "chunks": {"match_text": "''", "terms": "''"},
-            "documents": {"chunking": "'{}'"},
-        }
-        for table, wanted in added.items():
-            columns = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
-            for column, default in wanted.items():
-                if column not in columns:
-                    connection.execute(
-                        f"ALTER TABLE {table} ADD COLUMN {column} TEXT NOT NULL DEFAULT {default}"
-                    )
+        connection = connect(folder)
+        migrate(connection)
         return cls(folder, connection)
 
     def _state(self, key: str) -> str:

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from ragkit import Index, RagkitError, Settings
 from ragkit.cli import app
+from ragkit.schema import connect
 from ragkit.store import DB_NAME
 
 SECTIONS = {
@@ -89,7 +90,7 @@ def test_index_without_chunking_column_still_opens(tmp_path: Path, long_doc: Pat
     index = Index.open(folder, create=True, model=MODEL, chunker="sentence")
     index.ingest([long_doc / "short.txt"])
     index.close()
-    db = index.store._connect(folder)
+    db = connect(folder)
     db.execute("ALTER TABLE documents DROP COLUMN chunking")
     settings = json.loads(db.execute("SELECT value FROM state WHERE key='settings'").fetchone()[0])
     for key in ("chunker", "chunk_min_tokens", "chunk_weights"):
