@@ -1,0 +1,96 @@
+"""Does ``search(..., rerank=True)`` help? The product path, first stage vs reranked, on real data.
+
+For each BEIR collection given as ``NAME=INDEX`` (an index kept by ``ragkit eval DATASET
+--keep-index INDEX``, so built with that index's settings from the collection's corpus), every
+judged query runs twice through :meth:`ragkit.Index.search` with ``k = rerank_depth`` (50):
+once as is (the hybrid first stage) and once with ``rerank=True`` (the shipped groupwise
+reranker over the first stage's top 50, mixed with ``rerank_weight`` of the first-stage
+score — the defaults a user gets from ``ragkit query --rerank``). Documents score as their best
+chunk; nDCG@10 and MRR@10 are averaged over the judged queries, with the seconds each path took.
+
+Run (from the repository root)::
+
+    .venv/bin/python benchmarks/rerank_search.py cranfield=IDX1 cisi=IDX2
+
+Writes ``benchmarks/results/rerank_search.json`` and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from rich.console import Console
+from rich.table import Table
+
+from ragkit.evaluate import load_judgments, mrr_at_k, ndcg_at_k
+from ragkit.index import Index
+
+ROOT = Path(__file__).resolve().parent.parent
+BEIR = ROOT.parent / "shared" / "data" / "beir"
+RESULT = ROOT / "benchmarks" / "results" / "rerank_search.json"
+
+
+def measure(name: str, folder: Path) -> dict[str, dict[str, float]]:
+    """nDCG@10, MRR@10 and seconds of the first stage and of the reranked search."""
+    judgments = load_judgments(BEIR / name)
+    index = Index.open(folder)
+    depth = index.settings.rerank_depth
+    rows: dict[str, dict[str, float]] = {}
+    for label, rerank in (("first stage", False), ("reranked", True)):
+        clock = time.perf_counter()
+        ndcg, mrr = [], []
+        for query in judgments.judged:
+            ranked: list[str] = []
+            for hit in index.search(judgments.queries[query], k=depth, rerank=rerank):
+                if hit.document_id not in ranked:
+                    ranked.append(hit.document_id)
+            ndcg.append(ndcg_at_k(ranked, judgments.qrels[query]))
+            mrr.append(mrr_at_k(ranked, judgments.qrels[query]))
+        rows[label] = {
+            "ndcg_at_10": sum(ndcg) / len(ndcg),
+            "mrr_at_10": sum(mrr) / len(mrr),
+            "seconds": time.perf_counter() - clock,
+        }
+    rows["settings"] = {
+        "model": index.settings.embedding_model,
+        "fusion": index.settings.fusion,
+        "reranker": index.settings.reranker,
+        "rerank_depth": depth,
+        "rerank_weight": index.settings.rerank_weight,
+        "queries": len(judgments.judged),
+    }
+    index.close()
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("collections", nargs="+", help="NAME=INDEX, e.g. cisi=/tmp/cisi-index")
+    args = parser.parse_args()
+    result = {}
+    for pair in args.collections:
+        name, _, folder = pair.partition("=")
+        result[name] = measure(name, Path(folder))
+    RESULT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    table = Table("collection", "path", "nDCG@10", "MRR@10", "seconds")
+    for name, rows in result.items():
+        for label in ("first stage", "reranked"):
+            row = rows[label]
+            table.add_row(
+                name,
+                label,
+                f"{row['ndcg_at_10']:.4f}",
+                f"{row['mrr_at_10']:.4f}",
+                f"{row['seconds']:.0f}",
+            )
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    main()
