@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 
 from ragkit import Index, RagkitError, Settings
 from ragkit.cli import app
+from ragkit.documents import Document, text_blocks
+from ragkit.pipeline import DocumentChunker, embedding_texts, prepare, sparse_terms
 from ragkit.schema import connect
 from ragkit.store import DB_NAME
 
@@ -195,3 +197,14 @@ def test_index_built_before_chunk_context_keeps_embedding_chunks_alone(
     index = Index.open(folder)
     assert index.settings.chunk_context == "none"
     index.close()
+
+
+def test_pre_index_embeds_the_normalized_title() -> None:
+    text = "ذهب الولد الى المدرسة صباحا."
+    document = Document("a.txt", "a.txt", text, "h", text_blocks(text), title="إِلَى")
+    settings = Settings(chunker="sentence", normalization="pre-index")
+    (prepared,) = prepare([document], DocumentChunker(settings), settings)
+    (embedded,) = embedding_texts([prepared], settings)
+    assert embedded == f"الي\n\n{prepared.match_texts[0]}"
+    title_terms = " ".join(sparse_terms("الي", "ar", settings))
+    assert title_terms and prepared.terms[0].startswith(title_terms + " ")
