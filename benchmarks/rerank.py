@@ -1,19 +1,23 @@
 """Reranking benchmark: first stage vs pointwise vs groupwise SFT vs groupwise SFT + GRPO.
 
-Training data: synthetic groups from the Cranfield and CISI **corpora only** (no real query
-or judgment is seen in training; :mod:`ragkit.rerank.synthetic`). All models share the frozen
-backbone (all-MiniLM-L6-v2), the same groups and the same interaction architecture; the
-pointwise peer scores each candidate alone (groups of one) and is trained with BCE.
+Protocol — **5 query-disjoint folds**: Cranfield and CISI have no training split, so each
+collection's judged queries are split into 5 seeded folds; the models for fold ``f`` train on
+the synthetic groups of both corpora (:mod:`ragkit.rerank.synthetic`, no judgment) plus the
+judged groups (:mod:`ragkit.rerank.judged`) of every query *outside* fold ``f`` of both
+collections, and score only fold ``f``'s queries. Every query is thus reranked by models that
+never saw it or its judgments.
 
-Evaluation: each collection's real queries and judgments; the first stage is ragkit's hybrid
-search (BM25 + MiniLM, RRF) over an index of the corpus, its top-50 documents reranked.
-``w`` mixes in the first-stage score: reported at ``w = 0`` (model alone) and at the ``w``
-chosen on the *other* collection (grid 0.0–0.9), never on the reported one.
-
-Latency: ``Reranker.rank`` on 20 and 50 candidates per query, backbone encoding included.
+All variants share the frozen backbone (all-MiniLM-L6-v2), the data, the signals and the
+interaction architecture; the pointwise peer scores each candidate alone (groups of one, no
+z-scores within a group) and is trained with BCE. Reranked: the first stage's top 50 documents
+(ragkit's hybrid search over an index of the corpus, each document as its best chunk).
+``w`` mixes in the first stage's min-max score: reported at ``w = 0`` (model alone) and at the
+``w`` chosen on the *other* collection (grid 0.0–0.9). Also: GRPO reward curves, the ablation
+of GRPO's calibration term, and latency of ``Reranker.rank`` on 20 and 50 candidates (backbone
+encoding included).
 
 Usage:
-    .venv/bin/python benchmarks/rerank.py [--documents 700] [--group-size 8] [--grpo-steps 30]
+    .venv/bin/python benchmarks/rerank.py [--index cranfield=DIR --index cisi=DIR] [--folds 5]
 """
 
 from __future__ import annotations
@@ -22,8 +26,10 @@ import argparse
 import copy
 import json
 import logging
+import random
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -31,14 +37,14 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from ragkit.evaluate import load_qrels, load_queries, mrr_at_k, ndcg_at_k
+from ragkit.evaluate import load_judgments, mrr_at_k, ndcg_at_k
 from ragkit.index import Index
-from ragkit.rerank.backbone import StateBank
 from ragkit.rerank.config import RerankerConfig
-from ragkit.rerank.features import overlaps
-from ragkit.rerank.grpo import GRPOConfig
+from ragkit.rerank.features import first_stage_prior, overlaps
+from ragkit.rerank.judged import candidate_list
 from ragkit.rerank.model import GroupwiseReranker
-from ragkit.rerank.reranker import Reranker, load_model, minmax, save_model
+from ragkit.rerank.reranker import Reranker, minmax
+from ragkit.rerank.synthetic import TrainingGroup
 from ragkit.rerank.train import TrainConfig, Trainer, TrainResult
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir"
@@ -46,95 +52,45 @@ RESULTS = Path(__file__).parent / "results"
 DATASETS = ("cranfield", "cisi")
 DEPTH = 50
 GRID = [round(0.1 * i, 1) for i in range(10)]
+VARIANTS = ("pointwise", "groupwise-sft", "groupwise-grpo", "groupwise-grpo-no-calibration")
 log = logging.getLogger("benchmarks.rerank")
 
 
-def train_variants(args: argparse.Namespace, out: Path) -> dict[str, dict]:
-    """Train every variant on one shared set of synthetic groups; return their curves."""
-    config = TrainConfig(
-        corpora=[DATA / name for name in DATASETS],
-        output=out / "groupwise-grpo",
-        max_groups=args.sft_groups,
-        max_documents=args.documents,
-        reranker=RerankerConfig(group_size=args.group_size),
-        grpo_steps=args.grpo_steps,
-        seed=args.seed,
-    )
-    trainer = Trainer(
-        config, progress=lambda stage, i, n: i % 20 == 0 and log.info("%s %d/%d", stage, i, n)
-    )
-    clock = time.perf_counter()
-    train, validation = trainer.build_data()
-    log.info(
-        "synthetic groups: %d train, %d validation (%.0f s)",
-        len(train),
-        len(validation),
-        time.perf_counter() - clock,
-    )
-    curves: dict[str, dict] = {}
+def fold_of(args: argparse.Namespace, judged: dict[str, list[str]]) -> dict[str, int]:
+    """``dataset/query id`` → fold, seeded, folds balanced within each collection."""
+    folds = {}
+    for name, queries in judged.items():
+        order = list(queries)
+        random.Random(args.seed).shuffle(order)
+        for position, query in enumerate(order):
+            folds[f"{name}/{query}"] = position % args.folds
+    return folds
 
-    def run(
-        name: str, objective: str, start: GroupwiseReranker | None, grpo: GRPOConfig | None
-    ) -> None:
-        if args.resume and (out / name / "model.safetensors").exists():
-            log.info("%s: kept from an earlier run (--resume)", name)
-            return
+
+def train_fold(
+    trainer: Trainer, train: list[TrainingGroup], fold: int, grpo_steps: int
+) -> tuple[dict[str, GroupwiseReranker], dict[str, list[float]]]:
+    """Every variant for one fold (``train`` already excludes the fold's queries)."""
+    config = trainer.config
+    models, rewards = {}, {}
+    for objective in ("pointwise", "groupwise"):
+        torch.manual_seed(config.seed + fold)
         trainer.objective = objective
-        trainer.model = (
-            copy.deepcopy(start) if start is not None else GroupwiseReranker(config.reranker)
-        )
-        result = TrainResult(out / name, len(train), len(validation))
-        clock = time.perf_counter()
-        if grpo is None:
-            trainer.supervised(train, result)
-        else:
-            trainer.reinforce(train, validation, result, grpo)
-        result.seconds["train"] = time.perf_counter() - clock
-        result.validation.append(("final", 0, trainer.validate(validation)))
-        save_model(trainer.model, out / name)
-        curves[name] = result.as_dict()
-        log.info(
-            "%s: %.0f s, synthetic validation nDCG@10 %.4f",
-            name,
-            result.seconds["train"],
-            result.validation[-1][2],
-        )
-
-    torch.manual_seed(args.seed)
-    run("pointwise", "pointwise", None, None)
-    torch.manual_seed(args.seed)
-    run("groupwise-sft", "groupwise", None, None)
-    sft = load_model(out / "groupwise-sft")
-    run("groupwise-grpo", "groupwise", sft, config.grpo)
-    run("groupwise-grpo-no-calibration", "groupwise", sft, GRPOConfig(calibration_weight=0.0))
-    if args.all_variants:
-        run(
-            "groupwise-drgrpo-median",
-            "groupwise",
-            sft,
-            GRPOConfig(rollouts=7, baseline="median", scale="none"),
-        )
-    return curves
-
-
-def first_stage(
-    name: str, index_root: Path
-) -> tuple[dict[str, list[tuple[str, str, float]]], dict]:
-    """Hybrid top-50 documents per judged query: (doc id, text, first-stage score)."""
-    dataset = DATA / name
-    qrels = load_qrels(dataset / "qrels" / "test.tsv")
-    queries = load_queries(dataset / "queries.jsonl")
-    folder = index_root / name
-    index = Index.open(folder, create=True, model="all-minilm-l6-v2")
-    if index.info()["documents"] == 0:
-        index.ingest([dataset / "corpus.jsonl"])
-    runs = {}
-    for query_id in (q for q in queries if q in qrels):
-        seen: dict[str, tuple[str, str, float]] = {}
-        for hit in index.search(queries[query_id], k=DEPTH * 3, mode="hybrid"):
-            seen.setdefault(hit.document_id, (hit.document_id, hit.text, hit.score))
-        runs[query_id] = list(seen.values())[:DEPTH]
-    return runs, {"queries": queries, "qrels": qrels}
+        trainer.model = GroupwiseReranker(config.reranker)
+        trainer.supervised(train, TrainResult(config.output, len(train), 0))
+        models["pointwise" if objective == "pointwise" else "groupwise-sft"] = trainer.model
+    sft = models["groupwise-sft"]
+    for name, grpo in (
+        ("groupwise-grpo", config.grpo),
+        ("groupwise-grpo-no-calibration", replace(config.grpo, calibration_weight=0.0)),
+    ):
+        trainer.model = copy.deepcopy(sft)
+        result = TrainResult(config.output, len(train), 0)
+        trainer.config = config.model_copy(update={"grpo_steps": grpo_steps})
+        trainer.reinforce(train, [], result, grpo)
+        models[name], rewards[name] = trainer.model, result.rewards
+    trainer.config = config
+    return models, rewards
 
 
 def metrics(ranked: dict[str, list[str]], qrels: dict) -> dict[str, float]:
@@ -142,22 +98,6 @@ def metrics(ranked: dict[str, list[str]], qrels: dict) -> dict[str, float]:
         "ndcg_at_10": float(np.mean([ndcg_at_k(r, qrels[q]) for q, r in ranked.items()])),
         "mrr_at_10": float(np.mean([mrr_at_k(r, qrels[q]) for q, r in ranked.items()])),
     }
-
-
-def rerank_scores(
-    model: GroupwiseReranker, runs: dict, queries: dict, banks: tuple[StateBank, StateBank]
-) -> dict[str, np.ndarray]:
-    reranker = Reranker(model, backbone=banks[0].backbone)
-    passages, query_bank = banks
-    scores = {}
-    for query_id, candidates in runs.items():
-        texts = [text for _, text, _ in candidates]
-        scores[query_id] = reranker.score_states(
-            query_bank.get([queries[query_id]]),
-            passages.get(texts),
-            overlaps(queries[query_id], texts, "en"),
-        )
-    return scores
 
 
 def mixed(runs: dict, scores: dict, weight: float) -> dict[str, list[str]]:
@@ -173,103 +113,147 @@ def latency(model: GroupwiseReranker, runs: dict, queries: dict, size: int) -> f
     reranker = Reranker(model)
     times = []
     for query_id in list(runs)[:15]:
-        texts = [text for _, text, _ in runs[query_id][:size]]
+        candidates = runs[query_id][:size]
         clock = time.perf_counter()
-        reranker.rank(queries[query_id], texts)
+        reranker.rank(queries[query_id], [t for _, t, _ in candidates], [s for *_, s in candidates])
         times.append(time.perf_counter() - clock)
     return statistics.median(times[1:])
 
 
 def main() -> None:
-    global DATA
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sft-groups", type=int, default=None)
-    parser.add_argument("--documents", type=int, default=700, help="per corpus, for training")
-    parser.add_argument("--group-size", type=int, default=8)
-    parser.add_argument("--grpo-steps", type=int, default=30)
+    parser.add_argument("--documents", type=int, default=700, help="per corpus, synthetic data")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--grpo-steps", type=int, default=100)
+    parser.add_argument("--sft-epochs", type=int, default=1)
+    parser.add_argument("--train-groups", type=int, default=None, help="cap per fold (checks)")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--work", type=Path, default=Path("/tmp/ragkit-rerank-bench"))
     parser.add_argument("--data", type=Path, default=DATA, help="folder with cranfield/ and cisi/")
-    parser.add_argument("--all-variants", action="store_true")
-    parser.add_argument("--resume", action="store_true", help="keep variants already trained")
-    parser.add_argument("--skip-training", action="store_true", help="reuse models in --work")
+    parser.add_argument(
+        "--index", action="append", default=[], help="NAME=DIR: a kept first-stage index"
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    DATA = args.data
     torch.set_num_threads(2)
-    models_dir = args.work / "models"
-    curves = {} if args.skip_training else train_variants(args, models_dir)
-    variants = sorted(p.name for p in models_dir.iterdir() if (p / "model.safetensors").exists())
-    models = {name: load_model(models_dir / name) for name in variants}
-    backbone_owner = Trainer(TrainConfig(corpora=[], output=args.work))
-    banks = (backbone_owner.passages, backbone_owner.queries)
-    per_set: dict[str, dict] = {}
-    for name in DATASETS:
-        runs, data = first_stage(name, args.work / "indexes")
-        ranked_first = {q: [d for d, _, _ in c] for q, c in runs.items()}
-        scores = {v: rerank_scores(m, runs, data["queries"], banks) for v, m in models.items()}
-        grid = {
-            v: {w: metrics(mixed(runs, s, w), data["qrels"])["ndcg_at_10"] for w in GRID}
-            for v, s in scores.items()
-        }
-        per_set[name] = {
-            "runs": runs,
-            "data": data,
-            "scores": scores,
-            "grid": grid,
-            "first": metrics(ranked_first, data["qrels"]),
-        }
+    indexes = dict(pair.partition("=")[::2] for pair in args.index)
+    root = args.work / "indexes"
+    for name in DATASETS:  # the trainer builds missing first-stage indexes under its root
+        if name in indexes:
+            root.mkdir(parents=True, exist_ok=True)
+            link = root / name
+            if not link.exists():
+                link.symlink_to(Path(indexes[name]).resolve())
+    config = TrainConfig(
+        corpora=[args.data / name for name in DATASETS] if args.documents else [],
+        judged=[args.data / name for name in DATASETS],
+        output=args.work / "models",
+        index_root=root,
+        max_documents=args.documents or None,
+        validation_share=0.0,
+        sft_epochs=args.sft_epochs,
+        grpo_steps=args.grpo_steps,
+        seed=args.seed,
+        reranker=RerankerConfig(),
+    )
+    trainer = Trainer(
+        config, progress=lambda stage, i, n: i % 100 == 0 and log.info("%s %d/%d", stage, i, n)
+    )
+    clock = time.perf_counter()
+    groups, _ = trainer.build_data()
+    log.info("%d groups (%.0f s)", len(groups), time.perf_counter() - clock)
+    judgments = {name: load_judgments(args.data / name) for name in DATASETS}
+    folds = fold_of(args, {name: j.judged for name, j in judgments.items()})
+    runs: dict[str, dict] = {}
+    for name, judged in judgments.items():
+        index = Index.open(root / name)
+        runs[name] = {q: candidate_list(index, judged.queries[q], DEPTH) for q in judged.judged}
+        index.close()
+    scores: dict[str, dict[str, dict[str, np.ndarray]]] = {
+        v: {n: {} for n in DATASETS} for v in VARIANTS
+    }
+    curves: dict[str, list[list[float]]] = {v: [] for v in VARIANTS[2:]}
+    for fold in range(args.folds):
+        train = [g for g in groups if g.kind != "judged" or folds[g.source] != fold]
+        train = train[: args.train_groups]
+        clock = time.perf_counter()
+        models, rewards = train_fold(trainer, train, fold, args.grpo_steps)
+        log.info("fold %d: %d groups, %.0f s", fold, len(train), time.perf_counter() - clock)
+        for variant, reward in rewards.items():
+            curves[variant].append(reward)
+        for name, judged in judgments.items():
+            for query_id, candidates in runs[name].items():
+                if folds[f"{name}/{query_id}"] != fold:
+                    continue
+                query, texts = judged.queries[query_id], [t for _, t, _ in candidates]
+                prior = first_stage_prior([s for *_, s in candidates], len(candidates))
+                for variant, model in models.items():
+                    scores[variant][name][query_id] = Reranker(
+                        model, backbone=trainer.backbone
+                    ).score_states(
+                        trainer.queries.get([query]),
+                        trainer.passages.get(texts),
+                        overlaps(query, texts, "en"),
+                        prior,
+                    )
+        final_models = models
     report: dict[str, object] = {
         "settings": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-        "training": curves,
+        "protocol": f"{args.folds} query-disjoint folds per collection",
+        "reward_curves": {
+            v: [round(float(np.mean(s)), 4) for s in zip(*c, strict=False)]
+            for v, c in curves.items()
+        },
         "datasets": {},
     }
-    table = Table(title="Reranking hybrid top-50 (nDCG@10 / MRR@10)")
+    grid = {
+        v: {
+            n: {w: metrics(mixed(runs[n], scores[v][n], w), judgments[n].qrels) for w in GRID}
+            for n in DATASETS
+        }
+        for v in VARIANTS
+    }
+    table = Table(
+        title=f"Reranking hybrid top-50, {args.folds} query-disjoint folds (nDCG@10 / MRR@10)"
+    )
     table.add_column("system")
     for name in DATASETS:
-        table.add_column(f"{name} w=0")
-        table.add_column(f"{name} w*")
-    rows: dict[str, list[str]] = {"first stage (hybrid RRF)": []}
+        table.add_column(f"{name} alone")
+        table.add_column(f"{name} mixed")
+    first_row = []
     for name in DATASETS:
-        other = next(n for n in DATASETS if n != name)
-        entry = per_set[name]
-        result = {"first_stage": entry["first"], "models": {}}
-        first = entry["first"]
-        rows["first stage (hybrid RRF)"] += [
-            f"{first['ndcg_at_10']:.3f} / {first['mrr_at_10']:.3f}",
-            "—",
-        ]
-        for variant in models:
-            chosen = max(GRID, key=lambda w, v=variant: per_set[other]["grid"][v][w])
-            alone = metrics(
-                mixed(entry["runs"], entry["scores"][variant], 0.0), entry["data"]["qrels"]
-            )
-            tuned = metrics(
-                mixed(entry["runs"], entry["scores"][variant], chosen), entry["data"]["qrels"]
-            )
-            result["models"][variant] = {
+        first = metrics(
+            {q: [d for d, _, _ in c] for q, c in runs[name].items()}, judgments[name].qrels
+        )
+        report["datasets"][name] = {"first_stage": first, "models": {}}
+        first_row += [f"{first['ndcg_at_10']:.4f} / {first['mrr_at_10']:.4f}", "—"]
+    table.add_row("first stage (hybrid)", *first_row)
+    for variant in VARIANTS:
+        cells = []
+        for name in DATASETS:
+            other = next(n for n in DATASETS if n != name)
+            chosen = max(GRID, key=lambda w, v=variant: grid[v][other][w]["ndcg_at_10"])
+            alone, tuned = grid[variant][name][0.0], grid[variant][name][chosen]
+            report["datasets"][name]["models"][variant] = {
                 "w0": alone,
                 "w_other": chosen,
                 "tuned": tuned,
-                "grid": entry["grid"][variant],
             }
-            rows.setdefault(variant, []).extend(
-                [
-                    f"{alone['ndcg_at_10']:.3f} / {alone['mrr_at_10']:.3f}",
-                    f"{tuned['ndcg_at_10']:.3f} / {tuned['mrr_at_10']:.3f} (w={chosen})",
-                ]
-            )
-        report["datasets"][name] = result
-    for system, cells in rows.items():
-        table.add_row(system, *cells)
-    runs = per_set["cranfield"]["runs"]
-    queries = per_set["cranfield"]["data"]["queries"]
-    shipped = models.get("groupwise-grpo") or next(iter(models.values()))
-    report["latency_seconds"] = {f"rank_{n}": latency(shipped, runs, queries, n) for n in (20, 50)}
+            cells += [
+                f"{alone['ndcg_at_10']:.4f} / {alone['mrr_at_10']:.4f}",
+                f"{tuned['ndcg_at_10']:.4f} / {tuned['mrr_at_10']:.4f} (w={chosen})",
+            ]
+        table.add_row(variant, *cells)
+    queries = judgments["cranfield"].queries
+    shipped = final_models["groupwise-grpo"]
+    report["latency_seconds"] = {
+        f"rank_{n}": latency(shipped, runs["cranfield"], queries, n) for n in (20, 50)
+    }
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "rerank.json").write_text(json.dumps(report, indent=1) + "\n")
-    console = Console()
+    console = Console(width=150)
     console.print(table)
+    console.print(f"GRPO mean reward per step (over folds): {report['reward_curves']}")
     console.print(f"latency (median, encoding included): {report['latency_seconds']}")
 
 

@@ -8,6 +8,10 @@ reranker over the first stage's top 50, mixed with ``rerank_weight`` of the firs
 score — the defaults a user gets from ``ragkit query --rerank``). Documents score as their best
 chunk; nDCG@10 and MRR@10 are averaged over the judged queries, with the seconds each path took.
 
+The shipped model has been trained on Cranfield's and CISI's judgments (its MODEL_CARD.md), so
+on those two collections this checks the product path, not held-out quality — that is
+``benchmarks/rerank.py`` (query-disjoint folds).
+
 Run (from the repository root)::
 
     .venv/bin/python benchmarks/rerank_search.py cranfield=IDX1 cisi=IDX2

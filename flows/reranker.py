@@ -1,10 +1,11 @@
-"""Prefect flow: train the groupwise reranker from corpora (synthetic data → SFT → GRPO).
+"""Prefect flow: train the groupwise reranker (synthetic + judged groups → SFT → GRPO).
 
 One task runs :func:`ragkit.rerank.train.train_reranker` (the library does the work; this
 module only schedules it and reports); a markdown artifact records the validation curve and
 the time per stage.
 
-Run::
+Run (each BEIR folder gives synthetic groups from its corpus and, when it has
+``qrels/test.tsv``, judged groups from its queries)::
 
     .venv/bin/python -m flows.reranker ../shared/data/beir/cranfield ../shared/data/beir/cisi
 
@@ -42,21 +43,23 @@ def summary(result: TrainResult) -> str:
     return (
         f"## Reranker training → `{result.output}`\n\n{result.groups} training groups, "
         f"{result.validation_groups} held out; {seconds}\n\n"
-        f"| stage | step | synthetic validation nDCG@10 |\n|---|---|---|\n{rows}\n"
+        f"| stage | step | held-out validation nDCG@10 |\n|---|---|---|\n{rows}\n"
     )
 
 
 @flow(name="ragkit-reranker", log_prints=True)
 def train_reranker_flow(
     corpora: list[Path],
+    judged: list[Path] | None = None,
     output: Path = Path("reranker"),
     max_documents: int | None = 700,
-    grpo_steps: int = 30,
+    grpo_steps: int = 100,
     seed: int = 13,
 ) -> str:
     """Train, save into ``output`` and publish a summary artifact; returns the folder."""
     config = TrainConfig(
         corpora=corpora,
+        judged=judged or [],
         output=output,
         max_documents=max_documents,
         grpo_steps=grpo_steps,
@@ -68,4 +71,9 @@ def train_reranker_flow(
 
 
 if __name__ == "__main__":
-    print(train_reranker_flow([Path(p) for p in sys.argv[1:]]))
+    folders = [Path(p) for p in sys.argv[1:]]
+    print(
+        train_reranker_flow(
+            folders, judged=[f for f in folders if (f / "qrels" / "test.tsv").exists()]
+        )
+    )

@@ -71,7 +71,7 @@ class Settings(BaseModel):
     # `rerank_weight` of the min-max normalized first-stage score is mixed into the result.
     reranker: str = "groupwise-minilm"
     rerank_depth: int = Field(default=50, ge=1)
-    rerank_weight: float = Field(default=0.75, ge=0.0, le=1.0)
+    rerank_weight: float = Field(default=0.2, ge=0.0, le=1.0)
     rerank_passes: int = Field(default=3, ge=1)
 
     @classmethod

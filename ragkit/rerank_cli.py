@@ -2,6 +2,7 @@
 
 Example:
     $ ragkit rerank train --corpus ../shared/data/beir/cranfield --max-documents 700 --out my-reranker
+    $ ragkit rerank train --corpus my-beir-set --judged my-beir-set --out my-reranker
     $ ragkit rerank score "wing flutter" notes/*.txt --model my-reranker
 """
 
@@ -23,7 +24,13 @@ console = Console()
 @rerank_app.command("train")
 def train(
     corpus: list[Path] = typer.Option(
-        ..., "--corpus", help="BEIR corpus.jsonl (or a folder holding one); repeat for more."
+        [], "--corpus", help="BEIR corpus.jsonl (or a folder) for synthetic groups; repeatable."
+    ),
+    judged: list[Path] = typer.Option(
+        [],
+        "--judged",
+        help="BEIR folder with queries.jsonl + qrels/test.tsv: groups from its judged queries "
+        "over a hybrid index of its corpus (built once under OUT/first-stage); repeatable.",
     ),
     out: Path = typer.Option(..., "--out", help="Folder for model.safetensors + config.json."),
     objective: str = typer.Option("groupwise", help="groupwise (SFT + GRPO) | pointwise (BCE)."),
@@ -31,15 +38,19 @@ def train(
         None, "--max-documents", min=2, help="Seeded sample of documents per corpus."
     ),
     max_groups: int | None = typer.Option(None, "--max-groups", min=1, help="Cap on groups."),
-    grpo_steps: int = typer.Option(30, "--grpo-steps", min=0, help="GRPO steps after SFT."),
+    grpo_steps: int = typer.Option(100, "--grpo-steps", min=0, help="GRPO steps after SFT."),
     seed: int = typer.Option(13, "--seed", help="Seed for data, initialisation and sampling."),
 ) -> None:
-    """Synthetic groups from the corpora → SFT warm start → GRPO; prints validation nDCG@10."""
+    """Synthetic (and judged) groups → SFT warm start → GRPO; prints validation nDCG@10.
+
+    GRPO's rewards come from the judged groups when ``--judged`` is given.
+    """
     from ragkit.rerank.train import TrainConfig, train_reranker
 
     try:
         config = TrainConfig(
             corpora=corpus,
+            judged=judged,
             output=out,
             objective=objective,
             max_documents=max_documents,
@@ -63,7 +74,7 @@ def train(
         except RagkitError as error:
             errors.print(f"[bold red]error:[/] {error}")
             raise typer.Exit(2) from error
-    table = Table("stage", "step", "validation nDCG@10 (synthetic)")
+    table = Table("stage", "step", "validation nDCG@10 (held-out groups)")
     for stage, step, value in result.validation:
         table.add_row(stage, str(step), f"{value:.4f}")
     console.print(table)

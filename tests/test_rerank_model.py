@@ -12,6 +12,12 @@ from ragkit.errors import RagkitError
 from ragkit.rerank.attention import AttentionConfig, attend
 from ragkit.rerank.backbone import Backbone, StateBank
 from ragkit.rerank.config import RerankerConfig
+from ragkit.rerank.features import (
+    anchor_vectors,
+    candidate_signals,
+    first_stage_prior,
+    overlaps,
+)
 from ragkit.rerank.model import FEATURES, GroupwiseReranker
 from ragkit.rerank.reranker import (
     Reranker,
@@ -131,6 +137,8 @@ def test_synthetic_groups_from_a_real_corpus(backbone: Backbone) -> None:
         assert group.labels.count(10) == 1
         assert group.doc_ids[group.labels.index(10)] == group.source
         assert all(0 <= level <= 7 for level in group.labels if level != 10)
+        assert len(group.prior) == 6 and all(0.0 <= p <= 1.0 for p in group.prior)
+        assert len(group.anchors) == 3
         source_text = group.passages[group.doc_ids.index(group.source)]
         if group.kind == "title":
             assert all(
@@ -148,3 +156,30 @@ def test_too_small_corpus_is_refused(backbone: Backbone) -> None:
     bank = StateBank(backbone, 16, "passage")
     with pytest.raises(RagkitError, match="at least group_size"):
         build_groups(documents, bank, bank, group_size=6)
+
+
+def test_first_stage_scores_are_an_input_and_order_stands_in_for_them(backbone: Backbone) -> None:
+    torch.manual_seed(2)
+    model = GroupwiseReranker(TINY.model_copy(update={"backbone_dim": backbone.dimension}))
+    reranker = Reranker(model, backbone)
+    docs = [f"Report {i} on wing flutter and heating at Mach {i}." for i in range(6)]
+    by_order = reranker.score("wing flutter", docs)
+    descending = reranker.score("wing flutter", docs, first_stage=[6, 5, 4, 3, 2, 1])
+    reversed_scores = reranker.score("wing flutter", docs, first_stage=[1, 2, 3, 4, 5, 6])
+    assert np.allclose(by_order, descending, atol=1e-6)
+    assert not np.allclose(by_order, reversed_scores, atol=1e-4)
+
+
+def test_candidate_signals_from_real_states(backbone: Backbone) -> None:
+    query = "swept wing flutter"
+    docs = [query, "bread rises with yeast", "flutter of a swept wing at transonic speed"]
+    query_states = backbone.encode([query], 16, "query")
+    doc_states = backbone.encode(docs, 32, "passage")
+    prior = first_stage_prior([0.2, 0.1, 0.9], 3)
+    signals = candidate_signals(
+        query_states, doc_states, overlaps(query, docs), prior, anchor_vectors(doc_states, prior)
+    )
+    cosine, overlap, prior_signal, maxsim, centroid = signals.T.tolist()
+    assert maxsim[0] == pytest.approx(1.0, abs=1e-4) and maxsim[2] > maxsim[1]
+    assert overlap == [1.0, 0.0, 1.0] and prior_signal == [pytest.approx(1 / 8), 0.0, 1.0]
+    assert cosine[0] > cosine[2] > cosine[1] and centroid[1] < min(centroid[0], centroid[2])

@@ -7,14 +7,15 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 
-from ragkit.rerank.backbone import StateBank
-from ragkit.rerank.features import overlaps
-from ragkit.rerank.model import group_features
+from ragkit.rerank.backbone import StateBank, TokenStates
+from ragkit.rerank.features import candidate_signals, overlaps
+from ragkit.rerank.model import SIGNALS, group_features
 from ragkit.rerank.synthetic import TrainingGroup
 
 
@@ -38,16 +39,22 @@ class GroupBatch:
         batch, slots = self.labels.shape
         repeat = self.query.repeat_interleave(slots, 0)
         one = torch.ones(batch * slots, 1, dtype=torch.bool)
-        cosine_overlap = self.features[..., :2].reshape(batch * slots, 1, 2)
+        signals = self.features[..., :SIGNALS].reshape(batch * slots, 1, SIGNALS)
         return GroupBatch(
             repeat,
             self.query_mask.repeat_interleave(slots, 0),
             self.docs.reshape(batch * slots, 1, *self.docs.shape[2:]),
             self.doc_mask.reshape(batch * slots, 1, -1),
-            group_features(cosine_overlap[..., 0], cosine_overlap[..., 1], one),
+            group_features(signals, one),
             self.labels.reshape(batch * slots, 1),
             one,
         )
+
+
+@functools.lru_cache(maxsize=65536)
+def group_overlaps(query: str, passages: tuple[str, ...], language: str) -> torch.Tensor:
+    """:func:`~ragkit.rerank.features.overlaps` of one group, analyzed once per training run."""
+    return overlaps(query, passages, language)
 
 
 def make_batch(
@@ -56,17 +63,25 @@ def make_batch(
     """Stack groups of equal size into one :class:`GroupBatch` (``language``: term analysis)."""
     query_states = queries.get([g.query for g in groups])
     doc_states = [passages.get(g.passages) for g in groups]
-    cosine = torch.stack(
-        [d.pooled() @ q for d, q in zip(doc_states, query_states.pooled(), strict=True)]
+    signals = torch.stack(
+        [
+            candidate_signals(
+                TokenStates(query_states.hidden[i : i + 1], query_states.mask[i : i + 1]),
+                docs,
+                group_overlaps(group.query, group.passages, language),
+                torch.tensor(group.prior, dtype=torch.float32),
+                passages.get(group.anchors).pooled(),
+            )
+            for i, (group, docs) in enumerate(zip(groups, doc_states, strict=True))
+        ]
     )
-    overlap = torch.stack([overlaps(g.query, g.passages, language) for g in groups])
-    valid = torch.ones_like(cosine, dtype=torch.bool)
+    valid = torch.ones(signals.shape[:2], dtype=torch.bool)
     return GroupBatch(
         query_states.hidden,
         query_states.mask,
         torch.stack([d.hidden for d in doc_states]),
         torch.stack([d.mask for d in doc_states]),
-        group_features(cosine, overlap, valid),
+        group_features(signals, valid),
         torch.tensor([g.labels for g in groups]),
         valid,
     )

@@ -1,8 +1,9 @@
 """The groupwise reranker: the query and K candidates attend to each other jointly.
 
 Input: the backbone's token states of the query ``(B, Tq, Hb)`` and of K candidates
-``(B, K, Td, Hb)`` (averaged over windows of ``pool_stride`` tokens), plus a few per-candidate features ``(B, K, F)``. They become one sequence
-``[query | doc₁ | … | doc_K]`` with segment ids (0 = query, k = slot k, −1 = padding) that runs
+``(B, K, Td, Hb)`` (averaged over windows of ``pool_stride`` tokens), plus per-candidate
+features ``(B, K, F)`` (:func:`group_features`). They become one sequence ``[query | doc₁ | … |
+doc_K]`` with segment ids (0 = query, k = slot k, −1 = padding) that runs
 through :class:`~ragkit.rerank.layers.InteractionLayer` s — every token sees the query and every
 other candidate, so each score is made in view of the rest of the group. Each candidate's
 tokens are pooled and a head emits logits over relevance levels ``0..L-1``: the **policy**
@@ -33,7 +34,8 @@ from torch import nn
 from ragkit.rerank.config import RerankerConfig
 from ragkit.rerank.layers import InteractionLayer
 
-FEATURES = 4  # bi-encoder cosine, query-term overlap, and both z-scored within the group
+SIGNALS = 5  # cosine, overlap, prior, maxsim, centroid (ragkit.rerank.features)
+FEATURES = 2 * SIGNALS  # each raw and z-scored within the group
 
 
 def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -66,24 +68,24 @@ def pool_tokens(
     return pooled, mask.reshape(*lead, windows, stride).any(-1)
 
 
-def group_features(
-    cosine: torch.Tensor, overlap: torch.Tensor, valid: torch.Tensor
-) -> torch.Tensor:
-    """``(B, K, 4)``: the two raw signals and their z-scores among the group's valid candidates.
+def group_features(signals: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """``(B, K, 2S)``: the ``S`` raw signals ``(B, K, S)`` and their z-scores within the group.
+
+    z-scores use the group's valid candidates only (padding gets 0), so each candidate's
+    features say how it compares with its rivals — the groupwise view of a pointwise signal.
 
     Example:
-        >>> f = group_features(torch.tensor([[0.2, 0.4]]), torch.tensor([[1.0, 0.0]]),
+        >>> f = group_features(torch.tensor([[[0.2, 1.0, 0.5], [0.4, 0.0, 0.5]]]),
         ...                    torch.tensor([[True, True]]))
-        >>> [round(v, 4) for v in f[0, :, 2].tolist()]
-        [-1.0, 1.0]
+        >>> f.shape, [round(v, 4) for v in f[0, :, 3].tolist()]
+        (torch.Size([1, 2, 6]), [-1.0, 1.0])
     """
-    raw = torch.stack([cosine, overlap], dim=-1)
-    weights = valid.unsqueeze(-1).to(raw.dtype)
+    weights = valid.unsqueeze(-1).to(signals.dtype)
     count = weights.sum(1, keepdim=True).clamp(min=1.0)
-    mean = (raw * weights).sum(1, keepdim=True) / count
-    std = (((raw - mean) ** 2 * weights).sum(1, keepdim=True) / count).sqrt()
-    z = (raw - mean) / std.clamp(min=1e-3) * weights
-    return torch.cat([raw, z], dim=-1)
+    mean = (signals * weights).sum(1, keepdim=True) / count
+    std = (((signals - mean) ** 2 * weights).sum(1, keepdim=True) / count).sqrt()
+    z = (signals - mean) / std.clamp(min=1e-3) * weights
+    return torch.cat([signals, z], dim=-1)
 
 
 def expected_score(logits: torch.Tensor) -> torch.Tensor:

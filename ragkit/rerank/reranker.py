@@ -35,7 +35,12 @@ from safetensors.torch import load_file, save_file
 from ragkit.errors import RagkitError
 from ragkit.rerank.backbone import Backbone, TokenStates
 from ragkit.rerank.config import RerankerConfig
-from ragkit.rerank.features import overlaps
+from ragkit.rerank.features import (
+    anchor_vectors,
+    candidate_signals,
+    first_stage_prior,
+    overlaps,
+)
 from ragkit.rerank.model import GroupwiseReranker, expected_score, group_features
 
 log = logging.getLogger(__name__)
@@ -154,11 +159,20 @@ class Reranker:
 
     @torch.inference_mode()
     def score_states(
-        self, query: TokenStates, docs: TokenStates, overlap: torch.Tensor
+        self,
+        query: TokenStates,
+        docs: TokenStates,
+        overlap: torch.Tensor,
+        prior: torch.Tensor | None = None,
     ) -> np.ndarray:
-        """Expected scores of ``n`` candidates (states of one query, ``n`` documents)."""
+        """Expected scores of ``n`` candidates (states of one query, ``n`` documents).
+
+        ``prior``: :func:`~ragkit.rerank.features.first_stage_prior` of the candidates (by
+        default, their order).
+        """
         count = docs.hidden.shape[0]
-        cosine = docs.pooled() @ query.pooled()[0]
+        prior = first_stage_prior(None, count) if prior is None else prior
+        signals = candidate_signals(query, docs, overlap, prior, anchor_vectors(docs, prior))
         total = np.zeros(count)
         size = self.config.group_size
         passes = 1 if count <= size else self.passes
@@ -168,9 +182,7 @@ class Reranker:
             for group in balanced_groups(count, size):
                 members = torch.as_tensor(order[group])
                 valid = torch.ones(1, len(members), dtype=torch.bool)
-                features = group_features(
-                    cosine[members].unsqueeze(0), overlap[members].unsqueeze(0), valid
-                )
+                features = group_features(signals[members].unsqueeze(0), valid)
                 logits = self.model(
                     query.hidden,
                     query.mask,
@@ -181,13 +193,23 @@ class Reranker:
                 total[members.numpy()] += expected_score(logits)[0].double().numpy()
         return total / passes
 
-    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
-        """Expected relevance in [0, 1] of each document for ``query`` (no interpolation)."""
+    def score(
+        self,
+        query: str,
+        documents: Sequence[str],
+        first_stage: Sequence[float] | None = None,
+    ) -> np.ndarray:
+        """Expected relevance in [0, 1] of each document for ``query`` (no interpolation).
+
+        ``first_stage``: the scores that ranked ``documents``; without them the documents'
+        order is read as the first stage's ranking.
+        """
         if not documents:
             return np.zeros(0)
+        prior = first_stage_prior(first_stage, len(documents))
         query_states = self.backbone.encode([query], self.config.query_tokens, "query")
         doc_states = self.backbone.encode(documents, self.config.doc_tokens, "passage")
-        return self.score_states(query_states, doc_states, overlaps(query, documents))
+        return self.score_states(query_states, doc_states, overlaps(query, documents), prior)
 
     def rank(
         self,
@@ -197,13 +219,9 @@ class Reranker:
         top_k: int | None = None,
     ) -> list[RankedCandidate]:
         """Candidates best first; ``first_stage`` scores are mixed in by ``first_stage_weight``."""
-        rerank = self.score(query, documents)
+        rerank = self.score(query, documents, first_stage)
         final = rerank
         if first_stage is not None and self.first_stage_weight > 0 and len(documents):
-            if len(first_stage) != len(documents):
-                raise RagkitError(
-                    f"{len(first_stage)} first-stage scores for {len(documents)} documents"
-                )
             prior = minmax(np.asarray(first_stage, dtype=np.float64))
             final = (1 - self.first_stage_weight) * rerank + self.first_stage_weight * prior
         order = sorted(range(len(documents)), key=lambda i: (-final[i], i))[:top_k]

@@ -10,7 +10,9 @@ No relevance labels are needed. For each document one pseudo-query is made (seed
 
 Candidates are the pseudo-query's source plus its ``group_size − 1`` best other documents
 from a hybrid first stage (backbone cosine + BM25 over :func:`ragkit.sparse.analyze` terms,
-reciprocal-rank fused): hard negatives. Teacher levels (0–10):
+reciprocal-rank fused): hard negatives; their fused scores, min-max scaled over the fused list
+(0 for a source it missed), are the groups' first-stage prior, and its top ``ANCHORS`` passages
+their anchors (:mod:`ragkit.rerank.features`). Teacher levels (0–10):
 
 * the source passage: 10;
 * any other candidate: ``round(7 · (½ · p + ½ · a))`` where the pointwise signal
@@ -41,10 +43,11 @@ import numpy as np
 
 from ragkit.errors import RagkitError
 from ragkit.rerank.backbone import StateBank
+from ragkit.rerank.features import ANCHORS
 from ragkit.retrieve import reciprocal_rank_fusion
 from ragkit.sparse import STOPWORDS, SparseIndex, analyze
 
-QueryKind = Literal["title", "sentence", "keywords"]
+QueryKind = Literal["title", "sentence", "keywords", "judged"]
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[^\W\d_]{3,}")
 
@@ -80,6 +83,8 @@ class TrainingGroup:
     doc_ids: tuple[str, ...]
     passages: tuple[str, ...]
     labels: tuple[int, ...]
+    prior: tuple[float, ...]  # first-stage score of each candidate, in [0, 1]
+    anchors: tuple[str, ...]  # the first stage's best passages (ragkit.rerank.features)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -88,6 +93,7 @@ class TrainingGroup:
             "source": self.source,
             "doc_ids": list(self.doc_ids),
             "labels": list(self.labels),
+            "prior": [round(p, 4) for p in self.prior],
         }
 
 
@@ -212,8 +218,15 @@ def build_groups(
         dense_scores = vectors @ query_vector
         dense = [(int(i), float(dense_scores[i])) for i in np.argsort(-dense_scores)[:depth]]
         lexical = sparse.search(analyze(query, language), depth)
-        fused = [i for i, _ in reciprocal_rank_fusion([dense, lexical]) if i != source]
+        fused_scores = dict(reciprocal_rank_fusion([dense, lexical]))
+        fused = [i for i in fused_scores if i != source]
         chosen = [source, *fused[: group_size - 1]]
+        low, high = min(fused_scores.values()), max(fused_scores.values())
+        prior = [(fused_scores.get(i, low) - low) / (high - low or 1.0) for i in chosen]
+        texts = {
+            i: source_passage if i == source else documents[i].passage(kind != "title")
+            for i in {*chosen, *list(fused_scores)[:ANCHORS]}
+        }
         dense_rank = {i: r for r, (i, _) in enumerate(dense, start=1)}
         sparse_rank = {i: r for r, (i, _) in enumerate(lexical, start=1)}
         labels = [
@@ -224,10 +237,7 @@ def build_groups(
             )
             for i in chosen
         ]
-        shown = [
-            source_passage if i == source else documents[i].passage(with_title=kind != "title")
-            for i in chosen
-        ]
+        shown = [texts[i] for i in chosen]
         order = list(range(len(chosen)))
         rng.shuffle(order)
         groups.append(
@@ -238,6 +248,8 @@ def build_groups(
                 doc_ids=tuple(documents[chosen[k]].doc_id for k in order),
                 passages=tuple(shown[k] for k in order),
                 labels=tuple(labels[k] for k in order),
+                prior=tuple(prior[k] for k in order),
+                anchors=tuple(texts[i] for i in list(fused_scores)[:ANCHORS]),
             )
         )
     return groups

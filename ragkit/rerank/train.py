@@ -1,11 +1,14 @@
-"""Training the groupwise reranker: synthetic groups → SFT warm start → GRPO; a pointwise peer.
+"""Training the groupwise reranker: synthetic + judged groups → SFT → GRPO; a pointwise peer.
 
-``train_reranker(TrainConfig(corpora=[...]))`` builds synthetic groups from the corpora
-(:mod:`ragkit.rerank.synthetic`), holds out ``validation_share`` of them, warm-starts the
-policy by supervised fine-tuning on the teacher levels (soft-label cross-entropy per candidate
-plus a ListNet term over each group), then runs GRPO (:mod:`ragkit.rerank.grpo`) against the
-frozen warm-start policy. It saves ``model.safetensors`` + ``config.json`` + ``MODEL_CARD.md``
-+ ``training.json`` (reward and validation curves) into ``output``. The backbone stays frozen,
+``train_reranker(TrainConfig(corpora=[...], judged=[...]))`` builds synthetic groups from the
+corpora (:mod:`ragkit.rerank.synthetic`, no labels) and groups from the judged queries of BEIR
+folders (:mod:`ragkit.rerank.judged`, over a hybrid index of each folder's corpus), holds out
+``validation_share`` of them (judged ones by query), warm-starts the policy by supervised
+fine-tuning on the levels (soft-label cross-entropy per candidate plus a ListNet term over each
+group), then runs GRPO (:mod:`ragkit.rerank.grpo`) against the frozen warm-start policy, its
+rewards from the judged groups when there are any. It saves ``model.safetensors`` +
+``config.json`` + ``training.json`` (reward and validation curves) + ``samples.json`` into
+``output``. The backbone stays frozen,
 so its states are computed once per text. Seeded and single-process (2 threads by default).
 
 Example:
@@ -29,6 +32,9 @@ from pathlib import Path
 import torch
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragkit.errors import RagkitError
+from ragkit.evaluate import Judgments, load_judgments
+from ragkit.index import Index
 from ragkit.rerank.backbone import Backbone, StateBank
 from ragkit.rerank.batches import GroupBatch, make_batch, soft_targets
 from ragkit.rerank.config import RerankerConfig
@@ -39,6 +45,7 @@ from ragkit.rerank.grpo import (
     rollout_log_probs,
     sample_rollouts,
 )
+from ragkit.rerank.judged import judged_groups
 from ragkit.rerank.model import GroupwiseReranker, expected_score
 from ragkit.rerank.reranker import save_model
 from ragkit.rerank.rewards import ndcg_at_k, rollout_rewards
@@ -53,7 +60,8 @@ class TrainConfig(BaseModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    corpora: list[Path]
+    corpora: list[Path] = Field(default_factory=list)
+    judged: list[Path] = Field(default_factory=list)  # BEIR folders with queries + qrels
     output: Path
     reranker: RerankerConfig = Field(default_factory=RerankerConfig)
     objective: str = Field(default="groupwise", pattern="^(groupwise|pointwise)$")
@@ -62,11 +70,14 @@ class TrainConfig(BaseModel):
     validation_share: float = Field(default=0.1, ge=0.0, lt=1.0)
     max_groups: int | None = Field(default=None, ge=1)
     max_documents: int | None = Field(default=None, ge=2)  # per corpus, a seeded sample
+    judged_depth: int = Field(default=50, ge=2)
+    judged_passes: int = Field(default=2, ge=1)
+    index_root: Path | None = None  # first-stage indexes of judged sets (default output/…)
     batch_groups: int = Field(default=8, ge=1)
     learning_rate: float = Field(default=3e-4, gt=0)
     sft_epochs: int = Field(default=1, ge=0)
     listnet_weight: float = Field(default=1.0, ge=0)
-    grpo_steps: int = Field(default=30, ge=0)
+    grpo_steps: int = Field(default=100, ge=0)
     grpo_learning_rate: float = Field(default=5e-5, gt=0)
     grpo: GRPOConfig = Field(default_factory=GRPOConfig)
     threads: int = Field(default=2, ge=1)
@@ -107,7 +118,51 @@ class Trainer:
         self.objective = config.objective
 
     def build_data(self) -> tuple[list[TrainingGroup], list[TrainingGroup]]:
-        """Synthetic groups from every corpus, shuffled and split into train / validation."""
+        """Synthetic and judged groups, shuffled and split into train / validation.
+
+        Synthetic groups are held out by group, judged ones by query (a held-out query's
+        groups are all held out).
+        """
+        if not self.config.corpora and not self.config.judged:
+            raise RagkitError("reranker training needs --corpus or --judged data")
+        groups = self.synthetic_groups()
+        held = round(len(groups) * self.config.validation_share)
+        train, validation = groups[held:], groups[:held]
+        for dataset in self.config.judged:
+            judgments = load_judgments(dataset)
+            queries = list(judgments.judged)
+            random.Random(self.config.seed).shuffle(queries)
+            held = round(len(queries) * self.config.validation_share)
+            index = self.first_stage_index(judgments)
+            for part, chosen in ((validation, queries[:held]), (train, queries[held:])):
+                part += judged_groups(
+                    index,
+                    judgments,
+                    chosen,
+                    self.config.reranker.group_size,
+                    self.config.judged_depth,
+                    self.config.judged_passes,
+                    self.config.seed,
+                )
+            index.close()
+            log.info("%s: %d judged queries → groups", dataset, len(queries))
+        random.Random(self.config.seed).shuffle(train)
+        self.passages.add([p for g in (*train, *validation) for p in (*g.passages, *g.anchors)])
+        return train, validation
+
+    def first_stage_index(self, judgments: Judgments) -> Index:
+        """A hybrid index of the judged collection's corpus (built on first use, then kept)."""
+        root = self.config.index_root or self.config.output / "first-stage"
+        index = Index.open(
+            root / judgments.dataset, create=True, model=self.config.reranker.backbone
+        )
+        if index.info()["documents"] == 0:
+            log.info("%s: indexing %s for the first stage", judgments.dataset, judgments.corpus)
+            index.ingest([judgments.corpus])
+        return index
+
+    def synthetic_groups(self) -> list[TrainingGroup]:
+        """Synthetic groups from every corpus (seeded, shuffled, cut to ``max_groups``)."""
         groups: list[TrainingGroup] = []
         for number, corpus in enumerate(self.config.corpora):
             documents = read_beir_corpus(corpus)
@@ -124,10 +179,7 @@ class Trainer:
                 language=self.config.language,
             )
         random.Random(self.config.seed).shuffle(groups)
-        groups = groups[: self.config.max_groups]
-        self.passages.add([p for g in groups for p in g.passages])  # batched, not per step
-        held = round(len(groups) * self.config.validation_share)
-        return groups[held:], groups[:held]
+        return groups[: self.config.max_groups]
 
     def batch(self, groups: Sequence[TrainingGroup]) -> GroupBatch:
         batch = make_batch(groups, self.queries, self.passages, self.config.language)
@@ -197,8 +249,11 @@ class Trainer:
     ) -> None:
         """GRPO against the frozen warm-start policy (dropout off: ratios compare like with like).
 
-        ``grpo`` overrides the run's :class:`GRPOConfig` (the benchmark trains variants).
+        Rewards come from the judged groups when there are any (real labels), else from the
+        synthetic ones. ``grpo`` overrides the run's :class:`GRPOConfig` (the benchmark trains
+        variants).
         """
+        train = [g for g in train if g.kind == "judged"] or train
         grpo = grpo or self.config.grpo
         levels = self.config.reranker.levels
         reference = copy.deepcopy(self.model).eval()
