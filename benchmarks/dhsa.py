@@ -69,7 +69,8 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULT = ROOT / "benchmarks" / "results" / "dhsa.json"
-CISI = ROOT.parent / "shared" / "data" / "beir" / "cisi"
+BEIR = ROOT.parent / "shared" / "data" / "beir"
+CISI = BEIR / "cisi"
 LENGTHS = (1024, 2048, 4096, 8192, 16384)
 HIDDEN, HEADS, FFN = 384, 6, 1536
 QUERY_TOKENS, DOC_TOKENS = 32, 256
@@ -238,7 +239,7 @@ def reranker_fidelity(
 
     from ragkit.evaluate import ndcg_at_k
     from ragkit.rerank.backbone import StateBank
-    from ragkit.rerank.features import overlaps
+    from ragkit.rerank.features import first_stage_prior, overlaps
 
     config = reranker.config
     passages = StateBank(reranker.backbone, config.doc_tokens, "passage")
@@ -252,10 +253,11 @@ def reranker_fidelity(
         texts = [text for _, text, _ in candidates]
         query, docs = query_bank.get([queries[query_id]]), passages.get(texts)
         overlap = overlaps(queries[query_id], texts, "en")
+        prior = first_stage_prior([score for *_, score in candidates], len(candidates))
         scores = {}
         for kind, attention in kinds.items():
             use_attention(reranker, attention)
-            scores[kind] = reranker.score_states(query, docs, overlap)
+            scores[kind] = reranker.score_states(query, docs, overlap, prior)
             ranked = [ids[i] for i in sorted(range(len(ids)), key=lambda i: -scores[kind][i])]
             ndcg[kind].append(ndcg_at_k(ranked, qrels[query_id]))
         taus.append(float(kendalltau(scores["dense"], scores["dhsa"]).statistic))
@@ -273,7 +275,10 @@ def reranker_fidelity(
             first = {}
             for kind, attention in kinds.items():
                 use_attention(reranker, attention)
-                first[kind] = int(reranker.score_states(query, states, overlap[members]).argmax())
+                needle_scores = reranker.score_states(  # equal priors: no hint from the place
+                    query, states, overlap[members], torch.ones(len(group))
+                )
+                first[kind] = int(needle_scores.argmax())
                 needles[kind] += first[kind] == place
             needles["both"] += first["dense"] == place == first["dhsa"]
             trials += 1
@@ -297,13 +302,20 @@ def reranker_rows(name: str | None, budget: int, index_root: Path) -> dict:
         reranker = Reranker.load(name)
     except RagkitError as error:
         return {"pending": str(error)}
-    from rerank import first_stage  # benchmarks/rerank.py, next to this script
+    from ragkit.evaluate import load_judgments
+    from ragkit.index import Index
+    from ragkit.rerank.judged import candidate_list
 
     dhsa = AttentionConfig(kind="dhsa", budget=budget, block_size=32, local_window=16)
     rows = {"attention": dhsa.__dict__, "group_size": reranker.config.group_size}
     for dataset in ("cranfield", "cisi"):
-        runs, data = first_stage(dataset, index_root)
-        rows[dataset] = reranker_fidelity(reranker, runs, data["queries"], data["qrels"], dhsa)
+        judgments = load_judgments(BEIR / dataset)
+        index = Index.open(index_root / dataset, create=True, model=reranker.config.backbone)
+        if index.info()["documents"] == 0:
+            index.ingest([judgments.corpus])
+        runs = {q: candidate_list(index, judgments.queries[q], 50) for q in judgments.judged}
+        index.close()
+        rows[dataset] = reranker_fidelity(reranker, runs, judgments.queries, judgments.qrels, dhsa)
     return rows
 
 
