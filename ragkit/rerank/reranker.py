@@ -5,7 +5,9 @@ More candidates than the model's ``group_size`` are split into balanced groups; 
 rivals, and its expected scores are averaged. Scores are comparable across groups because
 training rewards calibrated levels (the distributional term of
 :mod:`ragkit.rerank.rewards`), not only the order within a group. The final score optionally
-mixes in the first-stage score: ``(1 − w) · rerank + w · minmax(first_stage)``.
+mixes in the first-stage score: ``(1 − w) · rerank + w · minmax(first_stage)``. The
+first-stage scores are also one of the model's inputs (the ``prior`` signal of
+:mod:`ragkit.rerank.features`); without them the candidates' order stands in.
 
 Weights load from ``safetensors`` (never pickle). The shipped model lives in
 ``ragkit/rerank/weights/groupwise-minilm/`` with its model card.
