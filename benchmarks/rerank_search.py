@@ -14,7 +14,7 @@ on those two collections this checks the product path, not held-out quality — 
 
 Run (from the repository root)::
 
-    .venv/bin/python benchmarks/rerank_search.py cranfield=IDX1 cisi=IDX2
+    .venv/bin/python benchmarks/rerank_search.py cranfield=IDX1 cisi=IDX2 [--rerank-weight 0.2]
 
 Writes ``benchmarks/results/rerank_search.json`` and prints a table.
 """
@@ -40,10 +40,16 @@ BEIR = ROOT.parent / "shared" / "data" / "beir"
 RESULT = ROOT / "benchmarks" / "results" / "rerank_search.json"
 
 
-def measure(name: str, folder: Path) -> dict[str, dict[str, float]]:
-    """nDCG@10, MRR@10 and seconds of the first stage and of the reranked search."""
+def measure(name: str, folder: Path, weight: float | None) -> dict[str, dict[str, float]]:
+    """nDCG@10, MRR@10 and seconds of the first stage and of the reranked search.
+
+    ``weight``: the first-stage share to mix in instead of the index's stored ``rerank_weight``
+    (an index keeps the settings it was built with).
+    """
     judgments = load_judgments(BEIR / name)
     index = Index.open(folder)
+    if weight is not None:
+        index.reranker.first_stage_weight = weight
     depth = index.settings.rerank_depth
     rows: dict[str, dict[str, float]] = {}
     for label, rerank in (("first stage", False), ("reranked", True)):
@@ -66,7 +72,7 @@ def measure(name: str, folder: Path) -> dict[str, dict[str, float]]:
         "fusion": index.settings.fusion,
         "reranker": index.settings.reranker,
         "rerank_depth": depth,
-        "rerank_weight": index.settings.rerank_weight,
+        "rerank_weight": index.reranker.first_stage_weight,
         "queries": len(judgments.judged),
     }
     index.close()
@@ -76,11 +82,12 @@ def measure(name: str, folder: Path) -> dict[str, dict[str, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("collections", nargs="+", help="NAME=INDEX, e.g. cisi=/tmp/cisi-index")
+    parser.add_argument("--rerank-weight", type=float, help="instead of the index's setting")
     args = parser.parse_args()
     result = {}
     for pair in args.collections:
         name, _, folder = pair.partition("=")
-        result[name] = measure(name, Path(folder))
+        result[name] = measure(name, Path(folder), args.rerank_weight)
     RESULT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     table = Table("collection", "path", "nDCG@10", "MRR@10", "seconds")
     for name, rows in result.items():
