@@ -303,16 +303,13 @@ def reranker_rows(name: str | None, budget: int, index_root: Path) -> dict:
     except RagkitError as error:
         return {"pending": str(error)}
     from ragkit.evaluate import load_judgments
-    from ragkit.index import Index
-    from ragkit.rerank.judged import candidate_list
+    from ragkit.rerank.judged import candidate_list, first_stage_index
 
     dhsa = AttentionConfig(kind="dhsa", budget=budget, block_size=32, local_window=16)
     rows = {"attention": dhsa.__dict__, "group_size": reranker.config.group_size}
     for dataset in ("cranfield", "cisi"):
         judgments = load_judgments(BEIR / dataset)
-        index = Index.open(index_root / dataset, create=True, model=reranker.config.backbone)
-        if index.info()["documents"] == 0:
-            index.ingest([judgments.corpus])
+        index = first_stage_index(index_root / dataset, judgments, reranker.config.backbone)
         runs = {q: candidate_list(index, judgments.queries[q], 50) for q in judgments.judged}
         index.close()
         rows[dataset] = reranker_fidelity(reranker, runs, judgments.queries, judgments.qrels, dhsa)

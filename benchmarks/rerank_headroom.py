@@ -47,6 +47,8 @@ from sklearn.linear_model import LogisticRegression
 from ragkit.evaluate import Judgments, load_judgments, mrr_at_k, ndcg_at_k
 from ragkit.index import Index
 from ragkit.rerank.backbone import Backbone
+from ragkit.rerank.judged import candidate_list
+from ragkit.rerank.reranker import minmax
 
 ROOT = Path(__file__).resolve().parent.parent
 BEIR = ROOT.parent / "shared" / "data" / "beir"
@@ -67,19 +69,6 @@ class QueryList:
     grades: dict[str, int]
 
 
-def minmax(values: np.ndarray) -> np.ndarray:
-    low, high = values.min(), values.max()
-    return (values - low) / (high - low) if high > low else np.ones_like(values)
-
-
-def candidate_list(index: Index, query: str) -> list[tuple[str, str, float]]:
-    """The first stage's top ``DEPTH`` documents: ``(document id, best chunk's text, score)``."""
-    seen: dict[str, tuple[str, str, float]] = {}
-    for hit in index.search(query, k=DEPTH * 3):
-        seen.setdefault(hit.document_id, (hit.document_id, hit.text, hit.score))
-    return list(seen.values())[:DEPTH]
-
-
 def retriever_scores(index: Index, query: str, mode: str, doc_ids: list[str]) -> np.ndarray:
     """``mode``'s score of each document (its best chunk; the list's minimum where missed)."""
     found: dict[str, float] = {}
@@ -95,7 +84,7 @@ def query_lists(judgments: Judgments, folder: Path, backbone: Backbone) -> list[
     lists = []
     for query_id in judgments.judged:
         query = judgments.queries[query_id]
-        candidates = candidate_list(index, query)
+        candidates = candidate_list(index, query, DEPTH)
         doc_ids = [d for d, _, _ in candidates]
         texts = [t for _, t, _ in candidates]
         states = backbone.encode(texts, 256, "passage")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -44,6 +45,17 @@ log = logging.getLogger(__name__)
 def judged_level(grade: int, top_grade: int) -> int:
     """The teacher level (0–10) of a candidate judged ``grade`` (0 = not relevant)."""
     return 0 if grade <= 0 else 5 + round(5 * grade / max(top_grade, 1))
+
+
+def first_stage_index(folder: Path, judgments: Judgments, model: str) -> Index:
+    """A hybrid index of the judged collection's corpus in ``folder`` (built on first use)."""
+    from ragkit.index import Index
+
+    index = Index.open(folder, create=True, model=model)
+    if index.info()["documents"] == 0:
+        log.info("%s: indexing %s for the first stage", judgments.dataset, judgments.corpus)
+        index.ingest([judgments.corpus])
+    return index
 
 
 def candidate_list(index: Index, query: str, depth: int) -> list[tuple[str, str, float]]:

@@ -45,7 +45,7 @@ from ragkit.rerank.grpo import (
     rollout_log_probs,
     sample_rollouts,
 )
-from ragkit.rerank.judged import judged_groups
+from ragkit.rerank.judged import first_stage_index, judged_groups
 from ragkit.rerank.model import GroupwiseReranker, expected_score
 from ragkit.rerank.reranker import save_model
 from ragkit.rerank.rewards import ndcg_at_k, rollout_rewards
@@ -153,13 +153,7 @@ class Trainer:
     def first_stage_index(self, judgments: Judgments) -> Index:
         """A hybrid index of the judged collection's corpus (built on first use, then kept)."""
         root = self.config.index_root or self.config.output / "first-stage"
-        index = Index.open(
-            root / judgments.dataset, create=True, model=self.config.reranker.backbone
-        )
-        if index.info()["documents"] == 0:
-            log.info("%s: indexing %s for the first stage", judgments.dataset, judgments.corpus)
-            index.ingest([judgments.corpus])
-        return index
+        return first_stage_index(root / judgments.dataset, judgments, self.config.reranker.backbone)
 
     def synthetic_groups(self) -> list[TrainingGroup]:
         """Synthetic groups from every corpus (seeded, shuffled, cut to ``max_groups``)."""
