@@ -44,12 +44,10 @@ def measure(name: str, folder: Path, weight: float | None) -> dict[str, dict[str
     """nDCG@10, MRR@10 and seconds of the first stage and of the reranked search.
 
     ``weight``: the first-stage share to mix in instead of the index's stored ``rerank_weight``
-    (an index keeps the settings it was built with).
+    (for this run only, as ``ragkit query --rerank-weight``).
     """
     judgments = load_judgments(BEIR / name)
-    index = Index.open(folder)
-    if weight is not None:
-        index.reranker.first_stage_weight = weight
+    index = Index.open(folder, **({} if weight is None else {"rerank_weight": weight}))
     depth = index.settings.rerank_depth
     rows: dict[str, dict[str, float]] = {}
     for label, rerank in (("first stage", False), ("reranked", True)):
@@ -72,7 +70,7 @@ def measure(name: str, folder: Path, weight: float | None) -> dict[str, dict[str
         "fusion": index.settings.fusion,
         "reranker": index.settings.reranker,
         "rerank_depth": depth,
-        "rerank_weight": index.reranker.first_stage_weight,
+        "rerank_weight": index.settings.rerank_weight,
         "queries": len(judgments.judged),
     }
     index.close()

@@ -131,6 +131,16 @@ def query(
     rerank: bool = typer.Option(
         False, "--rerank", help="Rerank the top candidates with the groupwise reranker."
     ),
+    rerank_weight: float | None = typer.Option(
+        None,
+        "--rerank-weight",
+        min=0.0,
+        max=1.0,
+        help="With --rerank: share of the first-stage score in the result (default: the index's).",
+    ),
+    reranker: str | None = typer.Option(
+        None, "--reranker", help="With --rerank: a shipped model or a folder from `rerank train`."
+    ),
 ) -> None:
     """Search an index and print ranked hits."""
     from ragkit.index import Index
@@ -144,7 +154,9 @@ def query(
             filters[key] = value
         if fusion not in (None, "rrf", "weighted"):
             raise RagkitError(f"--fusion {fusion!r}: use rrf or weighted")
-        hits = Index.open(index).search(
+        overrides = {"rerank_weight": rerank_weight, "reranker": reranker}
+        opened = Index.open(index, **{k: v for k, v in overrides.items() if v is not None})
+        hits = opened.search(
             text,
             k=k,
             mode=mode,

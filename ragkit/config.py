@@ -12,6 +12,8 @@ from pydantic import BaseModel, Field, field_validator
 # "auto": the documents of an index's first ingest choose its model (ragkit.models.choose_model):
 # all-minilm-l6-v2 for an English collection, multilingual-e5-small for anything else.
 DEFAULT_MODEL = "auto"
+# Settings that shape reranking at query time only; an open index may override them.
+RERANK_SETTINGS = frozenset({"reranker", "rerank_depth", "rerank_weight", "rerank_passes"})
 
 
 def cache_dir() -> Path:
@@ -69,6 +71,8 @@ class Settings(BaseModel):
     # Reranking (ragkit.rerank), used by search(..., rerank=True): a shipped model name or a
     # folder saved by `ragkit rerank train`; the first-stage top `rerank_depth` are reranked and
     # `rerank_weight` of the min-max normalized first-stage score is mixed into the result.
+    # These four shape queries only: `Index.open(path, rerank_weight=…)` overrides them for one
+    # handle (RERANK_SETTINGS) without touching the stored index.
     reranker: str = "groupwise-minilm"
     rerank_depth: int = Field(default=50, ge=1)
     rerank_weight: float = Field(default=0.2, ge=0.0, le=1.0)

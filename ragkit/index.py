@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from pydantic import ValidationError
 
-from ragkit.config import Settings
+from ragkit.config import RERANK_SETTINGS, Settings
 from ragkit.documents import Document, SkippedFile, iter_batches, load_paths
 from ragkit.embed import Encoder
 from ragkit.errors import RagkitError
@@ -117,7 +118,13 @@ class Index:
     def open(
         cls, path: str | Path, create: bool = False, model: str | None = None, **settings: Any
     ) -> Index:
-        """Open the index at ``path``; with ``create=True`` make it when it does not exist."""
+        """Open the index at ``path``; with ``create=True`` make it when it does not exist.
+
+        ``settings`` of a new index are stored with it. For an existing index they must match
+        the stored ones, except the reranking settings (``RERANK_SETTINGS``: ``reranker``,
+        ``rerank_depth``, ``rerank_weight``, ``rerank_passes``), which apply to this handle
+        only, e.g. ``Index.open("my-index", rerank_weight=0.3)``.
+        """
         folder = Path(path)
         if create and not (folder / DB_NAME).exists():
             chosen = Settings(**({"embedding_model": model} if model else {}), **settings)
@@ -134,11 +141,17 @@ class Index:
                 "use a new --index folder for another model"
             )
         for name, value in settings.items():
-            if getattr(index.settings, name) != value:
+            if name not in RERANK_SETTINGS and getattr(index.settings, name) != value:
                 raise RagkitError(
                     f"{folder}: built with {name}={getattr(index.settings, name)!r}, not "
                     f"{value!r}; use a new --index folder for other settings"
                 )
+        overrides = {n: v for n, v in settings.items() if n in RERANK_SETTINGS}
+        if overrides:
+            try:
+                index.settings = Settings.model_validate(index.settings.model_dump() | overrides)
+            except ValidationError as error:
+                raise RagkitError(f"{folder}: {error}") from error
         return index
 
     @property
@@ -175,8 +188,10 @@ class Index:
             encoder = Encoder(name, self.settings.embed_batch_size)
             if encoder.dimension != self.store.dimension:
                 raise RagkitError(f"model {name}: {encoder.dimension}-d, the index is not")
-            self.store.replace_settings(self.settings.model_copy(update={"embedding_model": name}))
-            self.settings, self._encoder, self._chunker = self.store.settings, encoder, None
+            chosen = {"embedding_model": name}  # the store keeps its own reranking settings
+            self.store.replace_settings(self.store.settings.model_copy(update=chosen))
+            self.settings = self.settings.model_copy(update=chosen)
+            self._encoder, self._chunker = encoder, None
             log.info("embedding model: %s (%s)", name, reason)
         foreign = Counter(x for x in languages if x not in ("en", "und"))
         if foreign and self.settings.embedding_model in MINILM_NAMES:

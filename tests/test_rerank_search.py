@@ -59,3 +59,27 @@ def test_query_rerank_flag_and_missing_model(
     assert result.exit_code == 2 and "rerank train" in result.output
     with pytest.raises(RagkitError, match="no config.json"):
         Index.open(broken).search("water", rerank=True)
+
+
+def test_reranking_settings_apply_to_one_handle(
+    tmp_path: Path, corpus: Path, model_folder: Path
+) -> None:
+    folder = tmp_path / "index"
+    Index.open(folder, create=True, model=MODEL, reranker=str(model_folder)).ingest([corpus])
+    first = Index.open(folder).search("water boils", k=5)
+    mixed_only = Index.open(folder, rerank_weight=1.0).search("water boils", k=5, rerank=True)
+    assert [h.text for h in mixed_only] == [h.text for h in first]  # all first stage
+    assert Index.open(folder).settings.rerank_weight == 0.2  # nothing stored
+    with pytest.raises(RagkitError, match="rerank_weight"):
+        Index.open(folder, rerank_weight=1.5)
+    with pytest.raises(RagkitError, match="built with chunk_tokens"):
+        Index.open(folder, chunk_tokens=64)
+    runner = CliRunner()
+    result = runner.invoke(
+        app,
+        ["query", "water", "--index", str(folder), "--rerank", "--rerank-weight", "1", "--json"],
+    )
+    assert result.exit_code == 0, result.output
+    top = json.loads(result.output)[0]
+    assert top["text"] == Index.open(folder).search("water", k=1)[0].text
+    assert top["score"] == pytest.approx(1.0)
