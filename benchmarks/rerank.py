@@ -12,7 +12,8 @@ interaction architecture; the pointwise peer scores each candidate alone (groups
 z-scores within a group) and is trained with BCE. Reranked: the first stage's top 50 documents
 (ragkit's hybrid search over an index of the corpus, each document as its best chunk).
 ``w`` mixes in the first stage's min-max score: reported at ``w = 0`` (model alone) and at the
-``w`` chosen on the *other* collection (grid 0.0–0.9). Also: GRPO reward curves, the ablation
+``w`` chosen on the *other* collection (grid 0.0–0.9), each with the p-value of a paired t-test
+of per-query nDCG@10 against the first stage (two-sided). Also: GRPO reward curves, the ablation
 of GRPO's calibration term, and latency of ``Reranker.rank`` on 20 and 50 candidates (backbone
 encoding included).
 
@@ -36,6 +37,7 @@ import numpy as np
 import torch
 from rich.console import Console
 from rich.table import Table
+from scipy.stats import ttest_rel
 
 from ragkit.evaluate import load_judgments, mrr_at_k, ndcg_at_k
 from ragkit.index import Index
@@ -93,11 +95,21 @@ def train_fold(
     return models, rewards
 
 
+def per_query_ndcg(ranked: dict[str, list[str]], qrels: dict) -> np.ndarray:
+    """nDCG@10 of each query, in query-id order (paired across systems)."""
+    return np.array([ndcg_at_k(ranked[q], qrels[q]) for q in sorted(ranked)])
+
+
 def metrics(ranked: dict[str, list[str]], qrels: dict) -> dict[str, float]:
     return {
-        "ndcg_at_10": float(np.mean([ndcg_at_k(r, qrels[q]) for q, r in ranked.items()])),
+        "ndcg_at_10": float(per_query_ndcg(ranked, qrels).mean()),
         "mrr_at_10": float(np.mean([mrr_at_k(r, qrels[q]) for q, r in ranked.items()])),
     }
+
+
+def paired_p(system: np.ndarray, first: np.ndarray) -> float:
+    """Two-sided paired t-test p-value of per-query nDCG@10 against the first stage."""
+    return 1.0 if np.allclose(system, first) else float(ttest_rel(system, first).pvalue)
 
 
 def mixed(runs: dict, scores: dict, weight: float) -> dict[str, list[str]]:
@@ -220,11 +232,11 @@ def main() -> None:
     for name in DATASETS:
         table.add_column(f"{name} alone")
         table.add_column(f"{name} mixed")
-    first_row = []
+    first_row, first_ndcg = [], {}
     for name in DATASETS:
-        first = metrics(
-            {q: [d for d, _, _ in c] for q, c in runs[name].items()}, judgments[name].qrels
-        )
+        first_ranked = {q: [d for d, _, _ in c] for q, c in runs[name].items()}
+        first = metrics(first_ranked, judgments[name].qrels)
+        first_ndcg[name] = per_query_ndcg(first_ranked, judgments[name].qrels)
         report["datasets"][name] = {"first_stage": first, "models": {}}
         first_row += [f"{first['ndcg_at_10']:.4f} / {first['mrr_at_10']:.4f}", "—"]
     table.add_row("first stage (hybrid)", *first_row)
@@ -234,14 +246,25 @@ def main() -> None:
             other = next(n for n in DATASETS if n != name)
             chosen = max(GRID, key=lambda w, v=variant: grid[v][other][w]["ndcg_at_10"])
             alone, tuned = grid[variant][name][0.0], grid[variant][name][chosen]
+            qrels = judgments[name].qrels
+            p_values = {
+                f"p_{label}": paired_p(
+                    per_query_ndcg(mixed(runs[name], scores[variant][name], w), qrels),
+                    first_ndcg[name],
+                )
+                for label, w in (("w0", 0.0), ("tuned", chosen))
+            }
             report["datasets"][name]["models"][variant] = {
                 "w0": alone,
                 "w_other": chosen,
                 "tuned": tuned,
+                **p_values,
             }
+            alone_cell = f"{alone['ndcg_at_10']:.4f} / {alone['mrr_at_10']:.4f}"
+            tuned_cell = f"{tuned['ndcg_at_10']:.4f} / {tuned['mrr_at_10']:.4f}"
             cells += [
-                f"{alone['ndcg_at_10']:.4f} / {alone['mrr_at_10']:.4f}",
-                f"{tuned['ndcg_at_10']:.4f} / {tuned['mrr_at_10']:.4f} (w={chosen})",
+                f"{alone_cell} (p={p_values['p_w0']:.2f})",
+                f"{tuned_cell} (w={chosen}, p={p_values['p_tuned']:.2f})",
             ]
         table.add_row(variant, *cells)
     queries = judgments["cranfield"].queries
@@ -251,7 +274,7 @@ def main() -> None:
     }
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "rerank.json").write_text(json.dumps(report, indent=1) + "\n")
-    console = Console(width=150)
+    console = Console(width=180)
     console.print(table)
     console.print(f"GRPO mean reward per step (over folds): {report['reward_curves']}")
     console.print(f"latency (median, encoding included): {report['latency_seconds']}")

@@ -17,7 +17,8 @@ per query:
 
 Rows: each signal alone; ``first stage + signal`` mixed at the weight chosen on the *other*
 collection (grid 0.1–0.9); logistic regression over all signals and their per-query z-scores,
-trained on the other collection's judgments or by 5 query-disjoint folds of this one; and the
+trained on the other collection's judgments or by 5 query-disjoint folds of this one (and by
+folds without the dense and BM25 scores: do the retrievers' own scores add to the rest?); and the
 oracle (the top 50 sorted by the judgments — what a perfect reranker would reach).
 
 Run (from the repository root)::
@@ -33,7 +34,7 @@ import argparse
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -128,6 +129,12 @@ def ltr_features(item: QueryList) -> np.ndarray:
     return np.concatenate([item.signals, z], axis=1)
 
 
+def without(lists: list[QueryList], dropped: set[str]) -> list[QueryList]:
+    """The lists with the ``dropped`` signals' columns removed."""
+    keep = [column for column, signal in enumerate(SIGNALS) if signal not in dropped]
+    return [replace(item, signals=item.signals[:, keep]) for item in lists]
+
+
 def fit_ltr(lists: list[QueryList]) -> LogisticRegression:
     features = np.concatenate([ltr_features(i) for i in lists])
     labels = np.concatenate([[i.grades.get(d, 0) > 0 for d in i.doc_ids] for i in lists])
@@ -178,6 +185,9 @@ def main() -> None:
             lists, lambda item, model=transfer: model.decision_function(ltr_features(item))
         )
         rows.setdefault("LTR, 5 query-disjoint folds", {})[name] = folds_ltr(lists)
+        rows.setdefault("LTR, 5 folds, without dense and BM25", {})[name] = folds_ltr(
+            without(lists, {"dense", "bm25"})
+        )
         rows.setdefault("oracle (judgments sort the top 50)", {})[name] = evaluate(
             lists, lambda item: np.array([item.grades.get(d, 0) for d in item.doc_ids], float)
         )
