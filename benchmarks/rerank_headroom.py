@@ -19,7 +19,8 @@ Rows: each signal alone; ``first stage + signal`` mixed at the weight chosen on 
 collection (grid 0.1–0.9); logistic regression over all signals and their per-query z-scores,
 trained on the other collection's judgments or by 5 query-disjoint folds of this one (and by
 folds without the dense and BM25 scores: do the retrievers' own scores add to the rest?); and the
-oracle (the top 50 sorted by the judgments — what a perfect reranker would reach).
+oracle (the top 50 sorted by the judgments — what a perfect reranker would reach). Each row's
+``p``: a two-sided paired t-test of per-query nDCG@10 against the first stage.
 
 Run (from the repository root)::
 
@@ -43,6 +44,7 @@ import numpy as np
 import torch
 from rich.console import Console
 from rich.table import Table
+from scipy.stats import ttest_rel
 from sklearn.linear_model import LogisticRegression
 
 from ragkit.evaluate import Judgments, load_judgments, mrr_at_k, ndcg_at_k
@@ -114,14 +116,21 @@ def query_lists(judgments: Judgments, folder: Path, backbone: Backbone) -> list[
 
 
 def evaluate(lists: list[QueryList], score: Callable[[QueryList], np.ndarray]) -> dict:
-    """Mean nDCG@10 and MRR@10 of ranking each list by ``score``."""
-    ndcg, mrr = [], []
+    """Mean nDCG@10 and MRR@10 of ranking each list by ``score``, and the two-sided paired
+    t-test p-value of its per-query nDCG@10 against the first stage's (the list's own order)."""
+    ndcg, mrr, first = [], [], []
     for item in lists:
         order = np.argsort(-score(item), kind="stable")
         ranked = [item.doc_ids[i] for i in order]
         ndcg.append(ndcg_at_k(ranked, item.grades))
         mrr.append(mrr_at_k(ranked, item.grades))
-    return {"ndcg_at_10": float(np.mean(ndcg)), "mrr_at_10": float(np.mean(mrr))}
+        first.append(ndcg_at_k(item.doc_ids, item.grades))
+    same = np.allclose(ndcg, first)
+    return {
+        "ndcg_at_10": float(np.mean(ndcg)),
+        "mrr_at_10": float(np.mean(mrr)),
+        "p_vs_first_stage": 1.0 if same else float(ttest_rel(ndcg, first).pvalue),
+    }
 
 
 def ltr_features(item: QueryList) -> np.ndarray:
@@ -197,12 +206,12 @@ def main() -> None:
         table.add_row(
             label,
             *(
-                f"{c['ndcg_at_10']:.4f} / {c['mrr_at_10']:.4f}"
-                + (f" (w={c['weight']})" if "weight" in c else "")
+                f"{c['ndcg_at_10']:.4f} / {c['mrr_at_10']:.4f} (p={c['p_vs_first_stage']:.2f}"
+                + (f", w={c['weight']})" if "weight" in c else ")")
                 for c in (cells[n] for n in names)
             ),
         )
-    Console().print(table)
+    Console(width=140).print(table)
 
 
 if __name__ == "__main__":
