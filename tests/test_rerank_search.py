@@ -83,3 +83,14 @@ def test_reranking_settings_apply_to_one_handle(
     top = json.loads(result.output)[0]
     assert top["text"] == Index.open(folder).search("water", k=1)[0].text
     assert top["score"] == pytest.approx(1.0)
+
+
+def test_override_is_not_stored_when_first_ingest_chooses_the_model(
+    tmp_path: Path, corpus: Path
+) -> None:
+    folder = tmp_path / "auto"
+    Index.open(folder, create=True)  # model "auto": the first ingest chooses and stores it
+    Index.open(folder, rerank_weight=0.9).ingest([corpus])
+    reopened = Index.open(folder)
+    assert reopened.settings.embedding_model != "auto"
+    assert reopened.settings.rerank_weight == 0.2
