@@ -34,8 +34,11 @@ demo: install
 test: install
 	$(PY) -m pytest -q
 
+# ruff, the stage layers and import circles (import-linter, contracts in pyproject.toml), types.
 lint: install
 	$(VENV)/bin/ruff check ragkit tests benchmarks flows
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy ragkit flows
 
 clean:
 	rm -rf $(VENV) .demo-index

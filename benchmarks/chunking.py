@@ -92,8 +92,9 @@ from ragkit.chunking.fixed import SIZES, FixedChunker
 from ragkit.chunking.references import reference_pairs
 from ragkit.documents import Block, text_blocks
 from ragkit.evaluate import load_qrels, load_queries
+from ragkit.paths import shared_data_dir
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir" / "cranfield"
+DATA = shared_data_dir() / "beir" / "cranfield"
 CACHE = Path.home() / ".cache" / "ragkit" / "bench" / "chunking"
 RESULT = Path(__file__).parent / "results" / "chunking.json"
 MODEL = "all-minilm-l6-v2"

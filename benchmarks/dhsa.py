@@ -61,6 +61,7 @@ from rich.console import Console
 from rich.table import Table
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from ragkit.paths import shared_data_dir
 from ragkit.rerank.attention import AttentionConfig, attend
 from ragkit.rerank.layers import InteractionLayer
 
@@ -69,7 +70,7 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULT = ROOT / "benchmarks" / "results" / "dhsa.json"
-BEIR = ROOT.parent / "shared" / "data" / "beir"
+BEIR = shared_data_dir() / "beir"
 CISI = BEIR / "cisi"
 LENGTHS = (1024, 2048, 4096, 8192, 16384)
 HIDDEN, HEADS, FFN = 384, 6, 1536
@@ -303,7 +304,7 @@ def reranker_rows(name: str | None, budget: int, index_root: Path) -> dict:
     except RagkitError as error:
         return {"pending": str(error)}
     from ragkit.evaluate import load_judgments
-    from ragkit.rerank.judged import candidate_list, first_stage_index
+    from ragkit.training.judged import candidate_list, first_stage_index
 
     dhsa = AttentionConfig(kind="dhsa", budget=budget, block_size=32, local_window=16)
     rows = {"attention": dhsa.__dict__, "group_size": reranker.config.group_size}

@@ -45,9 +45,10 @@ from rich.table import Table
 
 import flows  # noqa: F401  (ragkit's Prefect settings before Prefect loads)
 from ragkit import Index
+from ragkit.paths import shared_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
-CRANFIELD = ROOT.parent / "shared" / "data" / "beir" / "cranfield" / "corpus.jsonl"
+CRANFIELD = shared_data_dir() / "beir" / "cranfield" / "corpus.jsonl"
 RESULT = Path(__file__).parent / "results" / "flows.json"
 MODEL = "all-minilm-l6-v2"
 

@@ -6,7 +6,7 @@ Run (after ``ragkit eval DATASET --mode all --keep-index DIR``)::
 
 For every judged query the dense and sparse lists (1,000 chunks each) are taken once through the
 index's own calls (:meth:`ragkit.store.Store.search_vectors`, ``search_terms`` with
-:meth:`ragkit.Index.terms`), then re-fused offline with :func:`ragkit.retrieve.fuse` under each
+:meth:`ragkit.Index.terms`), then re-fused offline with :func:`ragkit.search.fusion.fuse` under each
 setting: RRF ``k``, candidates per list, weighted fusion's ``dense_weight``, and BM25 ``k1`` /
 ``b`` (bm25s rebuilt from the chunk terms stored in SQLite). Documents score as their best chunk,
 as in ``ragkit eval``. Choose settings on one collection and check them on another: the sweep
@@ -30,7 +30,7 @@ from rich.table import Table
 from ragkit.evaluate import load_judgments, ndcg_at_k, recall_at_k
 from ragkit.index import Index
 from ragkit.normalize import detect_language
-from ragkit.retrieve import Ranking, fuse
+from ragkit.search.fusion import Ranking, fuse
 
 ROOT = Path(__file__).resolve().parent.parent
 POOL = 1000

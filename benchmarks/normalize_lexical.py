@@ -23,9 +23,10 @@ from rich.logging import RichHandler
 from rich.table import Table
 
 from ragkit.normalize.lexical import model_path, train_lexical
+from ragkit.paths import shared_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT / ".." / "shared" / "data" / "lexnorm" / "en"
+DEFAULT_DATA = shared_data_dir() / "lexnorm" / "en"
 RESULTS = ROOT / "benchmarks" / "results" / "normalize_lexical.json"
 
 

@@ -2,8 +2,8 @@
 
 Protocol — **5 query-disjoint folds**: Cranfield and CISI have no training split, so each
 collection's judged queries are split into 5 seeded folds; the models for fold ``f`` train on
-the synthetic groups of both corpora (:mod:`ragkit.rerank.synthetic`, no judgment) plus the
-judged groups (:mod:`ragkit.rerank.judged`) of every query *outside* fold ``f`` of both
+the synthetic groups of both corpora (:mod:`ragkit.training.synthetic`, no judgment) plus the
+judged groups (:mod:`ragkit.training.judged`) of every query *outside* fold ``f`` of both
 collections, and score only fold ``f``'s queries. Every query is thus reranked by models that
 never saw it or its judgments.
 
@@ -41,15 +41,17 @@ from scipy.stats import ttest_rel
 
 from ragkit.evaluate import load_judgments, mrr_at_k, ndcg_at_k
 from ragkit.index import Index
+from ragkit.paths import shared_data_dir
 from ragkit.rerank.config import RerankerConfig
 from ragkit.rerank.features import first_stage_prior, overlaps
-from ragkit.rerank.judged import candidate_list
 from ragkit.rerank.model import GroupwiseReranker
-from ragkit.rerank.reranker import Reranker, minmax
-from ragkit.rerank.synthetic import TrainingGroup
-from ragkit.rerank.train import TrainConfig, Trainer, TrainResult
+from ragkit.rerank.reranker import Reranker
+from ragkit.search.fusion import minmax
+from ragkit.training.judged import candidate_list
+from ragkit.training.synthetic import TrainingGroup
+from ragkit.training.train import TrainConfig, Trainer, TrainResult
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir"
+DATA = shared_data_dir() / "beir"
 RESULTS = Path(__file__).parent / "results"
 DATASETS = ("cranfield", "cisi")
 DEPTH = 50

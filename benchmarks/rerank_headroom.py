@@ -49,12 +49,13 @@ from sklearn.linear_model import LogisticRegression
 
 from ragkit.evaluate import Judgments, load_judgments, mrr_at_k, ndcg_at_k
 from ragkit.index import Index
+from ragkit.paths import shared_data_dir
 from ragkit.rerank.backbone import Backbone
-from ragkit.rerank.judged import candidate_list
-from ragkit.rerank.reranker import minmax
+from ragkit.search.fusion import minmax
+from ragkit.training.judged import candidate_list
 
 ROOT = Path(__file__).resolve().parent.parent
-BEIR = ROOT.parent / "shared" / "data" / "beir"
+BEIR = shared_data_dir() / "beir"
 RESULT = ROOT / "benchmarks" / "results" / "rerank_headroom.json"
 DEPTH = 50
 TOP = 3  # documents that stand for the first stage's opinion (centroid, rocchio)

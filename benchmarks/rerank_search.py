@@ -34,9 +34,10 @@ from rich.table import Table
 
 from ragkit.evaluate import load_judgments, mrr_at_k, ndcg_at_k
 from ragkit.index import Index
+from ragkit.paths import shared_data_dir
 
 ROOT = Path(__file__).resolve().parent.parent
-BEIR = ROOT.parent / "shared" / "data" / "beir"
+BEIR = shared_data_dir() / "beir"
 RESULT = ROOT / "benchmarks" / "results" / "rerank_search.json"
 
 

@@ -11,8 +11,8 @@ Run::
 **Latency by size** uses synthetic data, as latency does not depend on meaning: random unit
 vectors (384-d, the bundled models' width) and token documents drawn from a Zipf distribution
 over 30k terms (60 terms each). For each size it builds the BM25 index
-(:class:`ragkit.sparse.SparseIndex`, peak RSS recorded) and every dense index kind with ragkit's
-own builder (:func:`ragkit.dense.build_index`: Flat, HNSW, IVF-PQ + exact re-scoring), then times
+(:class:`ragkit.search.sparse.SparseIndex`, peak RSS recorded) and every dense index kind with ragkit's
+own builder (:func:`ragkit.search.dense.build_index`: Flat, HNSW, IVF-PQ + exact re-scoring), then times
 200 queries (query vectors given, so encoding is excluded) of: dense search per kind and search
 setting, sparse search, and hybrid = dense + sparse + the default fusion (weighted; the calls
 :meth:`ragkit.Index.search` makes, minus fetching the 10 result rows from SQLite). Each query's
@@ -57,17 +57,18 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from ragkit import dense
 from ragkit.config import Settings, cache_dir
 from ragkit.corpora import load_corpus
 from ragkit.embed import Encoder
 from ragkit.evaluate import load_queries
-from ragkit.retrieve import fuse
-from ragkit.sparse import SparseIndex
+from ragkit.paths import shared_data_dir
+from ragkit.search import dense
+from ragkit.search.fusion import fuse
+from ragkit.search.sparse import SparseIndex
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULT = ROOT / "benchmarks" / "results" / "search.json"
-BEIR = ROOT.parent / "shared" / "data" / "beir"
+BEIR = shared_data_dir() / "beir"
 DIMENSION = 384
 VOCABULARY = 30_000
 DOC_TERMS = 60
@@ -148,7 +149,7 @@ def recall(found: list[list[int]], exact: list[list[int]]) -> float:
 
 
 def kind_settings(kind: str, **overrides: int) -> Settings:
-    """Settings whose thresholds make :func:`ragkit.dense.build_index` build ``kind``."""
+    """Settings whose thresholds make :func:`ragkit.search.dense.build_index` build ``kind``."""
     thresholds = {"flat": (10**12, 10**12), "hnsw": (1, 10**12), "ivf": (1, 1)}[kind]
     return Settings(hnsw_threshold=thresholds[0], ivf_threshold=thresholds[1], **overrides)
 

@@ -7,7 +7,7 @@ timeout for the temporary local server Prefect starts when no ``PREFECT_API_URL`
 
 import os
 
-from ragkit.config import cache_dir
+from ragkit.paths import cache_dir
 
 os.environ.setdefault("PREFECT_HOME", str(cache_dir() / "prefect"))
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")

@@ -27,7 +27,7 @@ from flows.ingest import ingest_flow
 from ragkit.config import DEFAULT_MODEL
 from ragkit.evaluate import EvalReport, Judgments, load_judgments, score
 from ragkit.index import Index
-from ragkit.retrieve import SearchMode
+from ragkit.search.fusion import SearchMode
 
 
 @task(name="load-judgments", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)

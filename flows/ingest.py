@@ -1,14 +1,14 @@
 """Prefect flow: ingest files into a ragkit index, once or on a schedule.
 
-The tasks are the library's stages (:mod:`ragkit.pipeline`), the same code ``ragkit ingest``
-runs::
+The flow runs ragkit's one ingest sequence (:class:`ragkit.pipeline.Ingest`, the same code
+``ragkit ingest`` runs) with :class:`PrefectStages`, whose stages are Prefect tasks::
 
     discover ─▶ load (per file) ─▶ chunk (per file: chunk + normalize) ─▶ embed (batches) ─▶ commit
 
 - ``discover`` lists the supported files and hashes each one (SHA-256 of its bytes);
-- ``load`` and ``chunk`` are cached by that hash (``chunk`` also by the index settings), so an
-  unchanged file is neither parsed nor chunked again; documents whose content hash the index
-  already holds are not embedded at all;
+- ``load`` is cached by that hash, so an unchanged file is not parsed again; documents whose
+  content hash the index already holds are neither chunked nor embedded; ``chunk`` is cached by
+  its documents' content hashes and the index settings;
 - ``load`` retries read failures (``retries`` times); a file that still fails is reported with
   its reason and the run goes on, like a file ``ragkit ingest`` skips;
 - ``embed`` gets batches of ``embed_batch_size × 8`` chunk texts, one task each, so a Dask
@@ -30,10 +30,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from itertools import groupby
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from prefect import flow, get_run_logger, task
@@ -42,24 +43,20 @@ from prefect.cache_policies import NO_CACHE
 from prefect.context import TaskRunContext
 from prefect.futures import PrefectFuture, wait
 from prefect.task_runners import ThreadPoolTaskRunner
-from prefect.utilities.annotations import quote
+from prefect.utilities.annotations import NotSet, quote
 
 import ragkit
 from ragkit.config import Settings
-from ragkit.documents import LoadResult, SkippedFile
+from ragkit.documents import Document, LoadResult, SkippedFile
 from ragkit.documents import discover as discover_files
 from ragkit.embed import Encoder
 from ragkit.errors import RagkitError
-from ragkit.index import Index, IngestReport
-from ragkit.models import AUTO_MODEL
-from ragkit.pipeline import (
-    DocumentChunker,
-    PreparedDocument,
-    attach_vectors,
-    embedding_texts,
-    prepare,
-)
+from ragkit.index import Index
+from ragkit.paths import file_sha256
+from ragkit.pipeline import DocumentChunker, IngestReport, PreparedDocument, prepare
 from ragkit.pipeline import load as load_file
+from ragkit.pipeline.ingest import EncoderSource
+from ragkit.store import PendingDocument, Store
 
 LOAD_RETRIES = 2
 
@@ -98,12 +95,12 @@ def file_cache_key(context: TaskRunContext, parameters: dict[str, Any]) -> str |
 
 
 def chunk_cache_key(context: TaskRunContext, parameters: dict[str, Any]) -> str | None:
-    """``chunk``'s cache key: path, content hash and the index settings that shape chunks."""
-    source: SourceFile = parameters["source"]
+    """``chunk``'s cache key: the documents' keys and content hashes, and the index settings
+    that shape chunks."""
+    documents: list[Document] = parameters["documents"]
     settings: Settings = parameters["settings"]
-    if not source.sha256:
-        return None
-    return _key("chunk", source.path, source.sha256, settings.model_dump_json())
+    hashes = (f"{d.key}\x00{d.content_hash}" for d in documents)
+    return _key("chunk", *hashes, settings.model_dump_json())
 
 
 @task(name="discover", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
@@ -113,8 +110,7 @@ def discover(paths: list[str]) -> tuple[list[SourceFile], list[SkippedFile]]:
     found: list[SourceFile] = []
     for path in files:
         try:
-            with path.open("rb") as handle:
-                digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            digest = file_sha256(path)
         except OSError:
             digest = ""  # not cached; ``load`` retries the read and reports it
         found.append(SourceFile(str(path), digest))
@@ -134,14 +130,13 @@ def load(source: SourceFile) -> LoadResult:
 
 
 @task(name="chunk", cache_key_fn=chunk_cache_key, persist_result=True)
-def chunk(source: SourceFile, loaded: LoadResult, settings: Settings) -> list[PreparedDocument]:
+def chunk(documents: list[Document], settings: Settings) -> list[PreparedDocument]:
     """Chunk (adaptive or the configured chunker) and normalize one file's documents."""
 
     def embed(texts: list[str]) -> np.ndarray:
         return encoder(settings.embedding_model, settings.embed_batch_size).encode_passages(texts)
 
-    chunker = DocumentChunker(settings, embed=embed)
-    return prepare(loaded.documents, chunker, settings)
+    return prepare(documents, DocumentChunker(settings, embed=embed), settings)
 
 
 @task(name="embed", cache_policy=NO_CACHE)
@@ -151,10 +146,9 @@ def embed(texts: list[str], model: str, batch_size: int) -> np.ndarray:
 
 
 @task(name="commit", cache_policy=NO_CACHE)
-def commit(index: Index, prepared: list[PreparedDocument], vectors: list[np.ndarray]) -> int:
+def commit(store: Store, pending: list[PendingDocument]) -> int:
     """Commit one batch of documents as a new generation (called in the flow's process)."""
-    matrix = np.concatenate(vectors) if vectors else np.zeros((0, index.store.dimension))
-    return index.store.commit(attach_vectors(prepared, matrix.astype(np.float32)))
+    return store.commit(pending)
 
 
 def _reason(error: BaseException | None, path: str) -> str:
@@ -171,73 +165,77 @@ class FlowStats:
     chunks_embedded: int = 0
 
 
-def _load_all(
-    files: list[SourceFile], retry_delay_seconds: float, refresh_cache: bool, report: IngestReport
-) -> tuple[list[tuple[SourceFile, LoadResult]], list[SkippedFile]]:
-    """Run ``load`` for every file; returns the loaded files and the ones that failed."""
-    clock = time.perf_counter()
-    loader = load.with_options(
-        retry_delay_seconds=retry_delay_seconds, refresh_cache=refresh_cache or None
-    )
-    loads = [loader.submit(source) for source in files]
-    wait(loads)
-    failed: list[SkippedFile] = []
-    ready: list[tuple[SourceFile, LoadResult]] = []
-    for source, future in zip(files, loads, strict=True):
-        if future.state.is_completed():
-            ready.append((source, future.result()))
-        else:
-            error = future.result(raise_on_failure=False)
-            failed.append(SkippedFile(source.path, _reason(error, source.path)))
-    report.seconds["load"] = time.perf_counter() - clock
-    return ready, failed
+class PrefectStages:
+    """The ingest stages as Prefect tasks, for :class:`ragkit.pipeline.Ingest`.
 
+    ``load`` runs per file (retried, cached by content hash), ``prepare`` per file's documents
+    (cached by their content hashes and the settings), ``embed`` in batches of
+    ``embed_batch_size × 8`` texts that a Dask cluster spreads over its workers, and
+    ``commit`` in the flow's own process. Each worker loads its own encoder once.
+    """
 
-def _chunk_all(
-    ready: list[tuple[SourceFile, LoadResult]],
-    settings: Settings,
-    refresh_cache: bool,
-    report: IngestReport,
-) -> tuple[list[PreparedDocument], list[SkippedFile], int]:
-    """Run ``chunk`` for every loaded file; returns documents, skipped files, cache hits."""
-    clock = time.perf_counter()
-    chunker = chunk.with_options(refresh_cache=refresh_cache or None)
-    chunked = [(chunker.submit(source, loaded, settings), loaded) for source, loaded in ready]
-    prepared: list[PreparedDocument] = []
-    skipped: list[SkippedFile] = []
-    cached = 0
-    for future, loaded in chunked:
-        prepared.extend(future.result())
-        skipped.extend(loaded.skipped)
-        cached += future.state.name == "Cached"
-    report.seconds["chunk"] = time.perf_counter() - clock
-    return prepared, skipped, cached
+    def __init__(self, retry_delay_seconds: float = 2.0, refresh_cache: bool = False) -> None:
+        self.retry_delay_seconds = retry_delay_seconds
+        # NotSet keeps each task's own setting (Prefect's default) unless a refresh is asked for
+        self.refresh_cache: bool | type[NotSet] = True if refresh_cache else NotSet
+        self.stats = FlowStats()
 
+    def load(self, roots: list[Path]) -> LoadResult:
+        files, skipped = discover([str(root) for root in roots])
+        loader = load.with_options(
+            retry_delay_seconds=self.retry_delay_seconds, refresh_cache=self.refresh_cache
+        )
+        loads = [loader.submit(source) for source in files]
+        wait(loads)
+        result = LoadResult(skipped=list(skipped))
+        unreadable: list[SkippedFile] = []
+        for source, future in zip(files, loads, strict=True):
+            if future.state.is_completed():
+                loaded = future.result()
+                result.documents.extend(loaded.documents)
+                unreadable.extend(loaded.skipped)
+                self.stats.files_cached += future.state.name == "Cached"
+            else:
+                error = cast(BaseException, future.result(raise_on_failure=False))
+                result.skipped.append(SkippedFile(source.path, _reason(error, source.path)))
+        result.skipped.extend(unreadable)
+        return result
 
-def _embed_and_commit(
-    index: Index, prepared: list[PreparedDocument], report: IngestReport, stats: FlowStats
-) -> None:
-    """Embed each commit batch in parallel tasks, then commit it from this process."""
-    settings = index.settings
-    step = settings.embed_batch_size * 8
-    report.seconds.update(embed=0.0, commit=0.0)
-    for start in range(0, len(prepared), settings.commit_every_documents):
-        batch = prepared[start : start + settings.commit_every_documents]
+    def prepare(
+        self,
+        documents: list[Document],
+        settings: Settings,
+        encoder: EncoderSource,
+        seconds: dict[str, float],
+    ) -> list[PreparedDocument]:
         clock = time.perf_counter()
-        texts = embedding_texts(batch, settings)
+        chunker = chunk.with_options(refresh_cache=self.refresh_cache)
+        by_file = [list(group) for _, group in groupby(documents, key=lambda d: d.source)]
+        futures = [chunker.submit(group, settings) for group in by_file]
+        prepared = [item for future in futures for item in future.result()]
+        seconds["chunk"] = seconds.get("chunk", 0.0) + time.perf_counter() - clock
+        return prepared
+
+    def embed(
+        self,
+        texts: list[str],
+        settings: Settings,
+        encoder: EncoderSource,
+        progress: Callable[[int], None] | None,
+    ) -> np.ndarray:
+        step = settings.embed_batch_size * 8
         futures: list[PrefectFuture[np.ndarray]] = [
             embed.submit(texts[i : i + step], settings.embedding_model, settings.embed_batch_size)
             for i in range(0, len(texts), step)
         ]
         vectors = [future.result() for future in futures]
-        report.seconds["embed"] += time.perf_counter() - clock
-        clock = time.perf_counter()
-        commit(index, quote(batch), vectors)
-        report.seconds["commit"] += time.perf_counter() - clock
-        stats.embed_batches += len(futures)
-        stats.chunks_embedded += len(texts)
-        report.documents_added += len(batch)
-        report.chunks_added += len(texts)
+        self.stats.embed_batches += len(futures)
+        self.stats.chunks_embedded += len(texts)
+        return np.concatenate(vectors).astype(np.float32)
+
+    def commit(self, store: Store, pending: list[PendingDocument]) -> int:
+        # quote(): Prefect passes both through as they are, without walking them for futures
+        return commit(quote(store), quote(pending))  # type: ignore[call-overload]
 
 
 @flow(name="ragkit-ingest")
@@ -258,39 +256,20 @@ def ingest_flow(
     reusing the results of an unchanged file.
     """
     logger = get_run_logger()
-    started = datetime.now(UTC).isoformat()
     opened = Index.open(index, create=True, model=model, **(settings or {}))
-    report, stats = IngestReport(), FlowStats()
-    with opened.writing(wait_for_lock):
-        files, skipped = discover(paths)
-        ready, failed = _load_all(files, retry_delay_seconds, refresh_cache, report)
-        auto = opened.settings.embedding_model == AUTO_MODEL
-        if auto:  # chunking may embed: the model must be known first
-            opened.choose_model([d for _, loaded in ready for d in loaded.documents])
-        prepared, unreadable, stats.files_cached = _chunk_all(
-            ready, opened.settings, refresh_cache, report
-        )
-        documents = [item.document for item in prepared]
-        report.record_loaded(documents, [*skipped, *failed, *unreadable])
-        roots = [Path(p) for p in paths]
-        changed, stale = opened.plan(documents, roots, prune, report)
-        if not auto:
-            opened.choose_model(changed)  # warns about languages the model does not cover
-        keys = {d.key for d in changed}
-        todo = [item for item in prepared if item.document.key in keys]
-        _embed_and_commit(opened, todo, report, stats)
-        opened.finish(report, started, stale)
+    stages = PrefectStages(retry_delay_seconds, refresh_cache)
+    report = opened.ingest(paths, prune=prune, wait=wait_for_lock, stages=stages)
     logger.info(
         "%d files, %d documents added, %d unchanged, %d chunks embedded, %d skipped",
         report.files_seen,
         report.documents_added,
         report.documents_unchanged,
-        stats.chunks_embedded,
+        stages.stats.chunks_embedded,
         len(report.skipped),
     )
     create_markdown_artifact(
         key="ragkit-ingest",
-        markdown=summary_markdown(index, report, stats, opened.store.chunker_counts()),
+        markdown=summary_markdown(index, report, stages.stats, opened.store.chunker_counts()),
         description=f"ragkit ingest into {index}",
     )
     opened.close()

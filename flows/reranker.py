@@ -1,6 +1,6 @@
 """Prefect flow: train the groupwise reranker (synthetic + judged groups → SFT → GRPO).
 
-One task runs :func:`ragkit.rerank.train.train_reranker` (the library does the work; this
+One task runs :func:`ragkit.training.train.train_reranker` (the library does the work; this
 module only schedules it and reports); a markdown artifact records the validation curve and
 the time per stage.
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
-from ragkit.rerank.train import TrainConfig, TrainResult, train_reranker
+from ragkit.training.train import TrainConfig, TrainResult, train_reranker
 
 
 @task(name="train-reranker")

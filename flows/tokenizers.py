@@ -2,7 +2,7 @@
 
 Each language is one task (corpus download with retries, vocabulary sweep, training,
 held-out figures), then one writer task puts the models and the manifest in place. The work is
-:func:`ragkit.tokenizer_build.build_language`; this module only schedules it.
+:func:`ragkit.tokenize.build.build_language`; this module only schedules it.
 
 Run::
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 
 from ragkit.tokenize import MULTILINGUAL
-from ragkit.tokenizer_build import SHIPPED_LANGUAGES, BuildResult, build_language, write_model
+from ragkit.tokenize.build import SHIPPED_LANGUAGES, BuildResult, build_language, write_model
 
 
 @task(name="build-tokenizer", retries=2, retry_delay_seconds=10)

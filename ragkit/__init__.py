@@ -10,7 +10,8 @@ from ragkit.chunking import Chunk
 from ragkit.config import Settings
 from ragkit.documents import Block, Document
 from ragkit.errors import RagkitError
-from ragkit.index import Hit, Index, IngestReport
+from ragkit.index import Hit, Index
+from ragkit.pipeline import IngestReport
 
 __all__ = [
     "Block",

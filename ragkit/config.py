@@ -4,27 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-# "auto": the documents of an index's first ingest choose its model (ragkit.models.choose_model):
+# "auto": the documents of an index's first ingest choose its model (ragkit.embed.models.choose_model):
 # all-minilm-l6-v2 for an English collection, multilingual-e5-small for anything else.
 DEFAULT_MODEL = "auto"
 # Settings that shape reranking at query time only; an open index may override them.
 RERANK_SETTINGS = frozenset({"reranker", "rerank_depth", "rerank_weight", "rerank_passes"})
-
-
-def cache_dir() -> Path:
-    """Folder for converted models and other derived files (``RAGKIT_CACHE`` overrides).
-
-    Example:
-        >>> cache_dir().name in {"ragkit", os.environ.get("RAGKIT_CACHE", "ragkit").rsplit("/", 1)[-1]}
-        True
-    """
-    override = os.environ.get("RAGKIT_CACHE")
-    return Path(override) if override else Path.home() / ".cache" / "ragkit"
 
 
 class Settings(BaseModel):
@@ -56,11 +44,11 @@ class Settings(BaseModel):
     ivf_nprobe: int = Field(default=32, ge=1)
     ivf_pq_m: int = Field(default=48, ge=1)
     rescore_factor: int = Field(default=10, ge=1)
-    # Hybrid fusion (ragkit.retrieve): min-max normalized scores weighted dense_weight /
+    # Hybrid fusion (ragkit.search.fusion): min-max normalized scores weighted dense_weight /
     # 1 - dense_weight, or reciprocal rank fusion with rrf_k.
     fusion: Literal["weighted", "rrf"] = "weighted"
     rrf_k: int = Field(default=60, ge=1)
-    # Sparse terms (ragkit.sparse): stems where a stemmer exists, else SentencePiece pieces.
+    # Sparse terms (ragkit.search.sparse): stems where a stemmer exists, else SentencePiece pieces.
     sparse_terms: Literal["auto", "pieces", "stems"] = "auto"
     fusion_depth: int = Field(default=100, ge=1)  # candidates taken from each list
     dense_weight: float = Field(default=0.5, ge=0.0, le=1.0)

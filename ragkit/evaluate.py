@@ -23,7 +23,7 @@ from typing import Any
 from ragkit.config import DEFAULT_MODEL
 from ragkit.errors import RagkitError
 from ragkit.index import Index
-from ragkit.retrieve import FusionMethod, SearchMode
+from ragkit.search.fusion import FusionMethod, SearchMode
 
 
 @dataclass
@@ -153,7 +153,7 @@ def evaluate(
     **settings: Any,
 ) -> list[EvalReport]:
     """Evaluate retrieval with ``model`` on the BEIR folder ``dataset``, one report per mode
-    (``auto``: the model :func:`ragkit.models.choose_model` picks for the corpus).
+    (``auto``: the model :func:`ragkit.embed.models.choose_model` picks for the corpus).
 
     All modes search the same index, built once with ``settings`` (e.g. ``chunker="fixed"``;
     ``index_dir`` keeps it for a later run, which then re-embeds nothing and refuses other

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from ragkit import Index, RagkitError
 from ragkit.cli import app
-from ragkit.models import AUTO_MODEL, ENGLISH_MODEL, MULTILINGUAL_MODEL
+from ragkit.embed.models import AUTO_MODEL, ENGLISH_MODEL, MULTILINGUAL_MODEL
 
 
 @pytest.fixture

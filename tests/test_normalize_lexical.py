@@ -29,8 +29,9 @@ from ragkit.normalize.lexical.candidates import (
     token_shape,
 )
 from ragkit.normalize.lexical.ranker import FEATURE_NAMES, Tree, TreeEnsemble
+from ragkit.paths import shared_data_dir
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "lexnorm" / "en"
+DATA = shared_data_dir() / "lexnorm" / "en"
 
 SAMPLE = (
     "rt\trt\n@bob\t@bob\n:\t:\nu\tyou\nr\tare\nsooo\tso\ncute\tcute\n\n"

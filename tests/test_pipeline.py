@@ -16,8 +16,8 @@ from ragkit import Index, RagkitError, Settings
 from ragkit.cli import app
 from ragkit.documents import Document, text_blocks
 from ragkit.pipeline import DocumentChunker, embedding_texts, prepare, sparse_terms
-from ragkit.schema import connect
 from ragkit.store import DB_NAME
+from ragkit.store.schema import connect
 
 SECTIONS = {
     "Boiling": "Water boils at one hundred degrees Celsius at sea level. "
@@ -196,6 +196,15 @@ def test_index_built_before_chunk_context_keeps_embedding_chunks_alone(
     db.close()
     index = Index.open(folder)
     assert index.settings.chunk_context == "none"
+    index.ingest([titled_corpus])
+    rows = index.store.db.execute("SELECT text, vector FROM chunks ORDER BY id").fetchall()
+    texts = [text for text, _ in rows]
+    stored = np.stack([np.frombuffer(blob, dtype=np.float32) for _, blob in rows])
+    assert texts and not any(text.startswith("Kestrel") for text in texts)
+    alone = index.encoder.encode_passages(texts)
+    with_title = index.encoder.encode_passages([f"Kestrel\n\n{text}" for text in texts])
+    assert np.allclose(stored, alone, atol=1e-5)  # each chunk embedded as its own text
+    assert not np.allclose(stored, with_title, atol=1e-3)
     index.close()
 
 

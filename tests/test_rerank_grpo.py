@@ -6,14 +6,14 @@ import pytest
 import torch
 
 from ragkit.errors import RagkitError
-from ragkit.rerank.grpo import (
+from ragkit.training.grpo import (
     GRPOConfig,
     group_advantages,
     policy_loss,
     rollout_log_probs,
     sample_rollouts,
 )
-from ragkit.rerank.rewards import calibration, ndcg_at_k, rollout_rewards
+from ragkit.training.rewards import calibration, ndcg_at_k, rollout_rewards
 
 LEVELS = 11
 

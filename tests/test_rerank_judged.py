@@ -11,9 +11,9 @@ from conftest import MODEL
 from ragkit import Index, RagkitError
 from ragkit.evaluate import load_judgments
 from ragkit.rerank.config import RerankerConfig
-from ragkit.rerank.grpo import GRPOConfig
-from ragkit.rerank.judged import candidate_list, judged_groups, judged_level
-from ragkit.rerank.train import TrainConfig, Trainer, train_reranker
+from ragkit.training.grpo import GRPOConfig
+from ragkit.training.judged import candidate_list, judged_groups, judged_level
+from ragkit.training.train import TrainConfig, Trainer, train_reranker
 
 TINY = RerankerConfig(
     hidden=32, heads=4, ffn=64, layers=1, group_size=4, doc_tokens=32, query_tokens=16

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from ragkit.errors import RagkitError
+from ragkit.paths import shared_data_dir
 from ragkit.rerank.attention import AttentionConfig, attend
 from ragkit.rerank.backbone import Backbone, StateBank
 from ragkit.rerank.config import RerankerConfig
@@ -26,9 +27,9 @@ from ragkit.rerank.reranker import (
     resolve_model_folder,
     save_model,
 )
-from ragkit.rerank.synthetic import CorpusDocument, build_groups, read_beir_corpus
+from ragkit.training.synthetic import CorpusDocument, build_groups, read_beir_corpus
 
-CRANFIELD = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir" / "cranfield"
+CRANFIELD = shared_data_dir() / "beir" / "cranfield"
 TINY = RerankerConfig(hidden=32, heads=4, ffn=64, layers=1, group_size=4, doc_tokens=32)
 
 
@@ -123,7 +124,10 @@ def test_corrupt_weights_are_a_clear_error(tmp_path: Path) -> None:
         load_model(tmp_path)
 
 
-@pytest.mark.skipif(not CRANFIELD.exists(), reason="shared data not present")
+@pytest.mark.skipif(
+    not CRANFIELD.exists(),
+    reason=f"shared data not found under {shared_data_dir()} (set RAGKIT_SHARED_DATA)",
+)
 def test_synthetic_groups_from_a_real_corpus(backbone: Backbone) -> None:
     documents = read_beir_corpus(CRANFIELD)[:40]
     passages = StateBank(backbone, 32, "passage")

@@ -52,7 +52,12 @@ def test_query_rerank_flag_and_missing_model(
     Index.open(folder, create=True, model=MODEL, reranker=str(model_folder)).ingest([corpus])
     result = runner.invoke(app, ["query", "water", "--index", str(folder), "--rerank", "--json"])
     assert result.exit_code == 0, result.output
-    assert len(json.loads(result.output)) >= 1
+    printed = json.loads(result.output)
+    expected = Index.open(folder).search("water", k=10, rerank=True)
+    assert [(h["text"], h["start"], h["end"]) for h in printed] == [
+        (h.text, h.start, h.end) for h in expected
+    ]
+    assert [h["score"] for h in printed] == pytest.approx([h.score for h in expected])
     broken = tmp_path / "broken"
     Index.open(broken, create=True, model=MODEL, reranker=str(tmp_path / "none")).ingest([corpus])
     result = runner.invoke(app, ["query", "water", "--index", str(broken), "--rerank"])

@@ -8,13 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from ragkit.paths import shared_data_dir
 from ragkit.rerank.config import RerankerConfig
-from ragkit.rerank.grpo import GRPOConfig
 from ragkit.rerank.reranker import Reranker, load_model
-from ragkit.rerank.train import TrainConfig, train_reranker
+from ragkit.training.grpo import GRPOConfig
+from ragkit.training.train import TrainConfig, train_reranker
 
-CRANFIELD = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir" / "cranfield"
-pytestmark = pytest.mark.skipif(not CRANFIELD.exists(), reason="shared data not present")
+CRANFIELD = shared_data_dir() / "beir" / "cranfield"
+pytestmark = pytest.mark.skipif(
+    not CRANFIELD.exists(),
+    reason=f"shared data not found under {shared_data_dir()} (set RAGKIT_SHARED_DATA)",
+)
 TINY = RerankerConfig(
     hidden=32, heads=4, ffn=64, layers=1, group_size=4, doc_tokens=32, query_tokens=16
 )

@@ -10,10 +10,10 @@ import pytest
 from conftest import MODEL
 
 from ragkit import Index, RagkitError
-from ragkit import dense as dense_index
 from ragkit.config import Settings
-from ragkit.retrieve import fuse
-from ragkit.sparse import SparseIndex, analyze
+from ragkit.search import dense as dense_index
+from ragkit.search.fusion import fuse
+from ragkit.search.sparse import SparseIndex, analyze
 
 
 def _unit(count: int, seed: int = 0) -> np.ndarray:

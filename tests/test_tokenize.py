@@ -12,8 +12,8 @@ from ragkit.cli import app
 from ragkit.corpora import CorpusDocument
 from ragkit.errors import RagkitError
 from ragkit.tokenize import TrainingOptions, load_bytes, model_hash, prepare_texts, train
-from ragkit.tokenizer_build import build_language, choose_vocab_size, write_model
-from ragkit.tokenizer_eval import measure, sentencepiece_counter
+from ragkit.tokenize.build import build_language, choose_vocab_size, write_model
+from ragkit.tokenize.figures import measure, sentencepiece_counter
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -46,7 +46,13 @@ def test_bpe_and_unnormalized_variants_train():
     texts = _texts("en")
     bpe = load_bytes(train(texts, TrainingOptions(300, algorithm="bpe")), "en")
     raw = load_bytes(train(texts, TrainingOptions(300, normalized=False)), "en", False)
-    assert bpe.encode("statistics") and raw.encode("statistics")
+    assert (bpe.normalized, raw.normalized) == (True, False)
+    assert bpe.vocab_size == raw.vocab_size == 300
+    text = "statistics of the examples"
+    for tokenizer in (bpe, raw):
+        pieces = tokenizer.encode(text)
+        assert 1 < len(pieces) <= len(text) and tokenizer.unk_id not in tokenizer.processor.encode(text)
+        assert tokenizer.processor.decode(pieces) == text
 
 
 def test_a_tiny_corpus_gives_fewer_pieces_and_an_empty_one_a_clear_error():
@@ -98,7 +104,7 @@ def test_build_and_report_on_a_user_corpus(tmp_path):
 
 def test_running_text_leaves_word_lists_out_even_with_a_debian_epoch():
     from ragkit.corpora import SOURCES
-    from ragkit.tokenizer_build import running_text
+    from ragkit.tokenize.build import running_text
 
     word_list = next(s for s in SOURCES["am"] if s.genre == "wordlist")
     assert ":" in word_list.version  # Debian epoch, e.g. 1:4.1.0-2

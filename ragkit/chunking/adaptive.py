@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ragkit.chunking.base import Chunk, Chunker, TokenCounter, counter_for
+from ragkit.chunking.base import Chunker
 from ragkit.chunking.context import DocumentContext, Embed
 from ragkit.chunking.fixed import FixedChunker
 from ragkit.chunking.metrics import (
@@ -40,6 +40,7 @@ from ragkit.chunking.references import Resolver, reference_pairs, references_com
 from ragkit.chunking.semantic import SemanticChunker
 from ragkit.chunking.sentence import SentenceChunker
 from ragkit.chunking.structure import StructureChunker
+from ragkit.chunking.types import Chunk, TokenCounter, counter_for
 from ragkit.documents import Block, Document
 from ragkit.errors import RagkitError
 

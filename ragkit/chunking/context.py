@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ragkit.chunking.base import Span, TokenCounter
 from ragkit.chunking.sentences import sentence_spans
+from ragkit.chunking.types import Span, TokenCounter
 from ragkit.documents import Block, text_blocks
 from ragkit.errors import RagkitError
 

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import re
 
-from ragkit.chunking.base import Chunker, Span, TokenCounter, register
+from ragkit.chunking.base import Chunker
 from ragkit.chunking.context import DocumentContext, word_windows
+from ragkit.chunking.types import Span, TokenCounter
 from ragkit.errors import RagkitError
 
 SIZES = (64, 128, 256, 512, 1024)
 _WORD = re.compile(r"\S+")
 
 
-@register
 class FixedChunker(Chunker):
     """Consecutive token windows of ``max_tokens`` (``overlap`` tokens shared when > 0)."""
 

@@ -18,7 +18,7 @@ Each returns a score in [0, 1] (1 is best) for one document's chunks; an empty c
   all) and ``v_N`` their token-weighted mean vector; documents with one chunk score 1.
 
 Example:
-    >>> from ragkit.chunking.base import Chunk
+    >>> from ragkit.chunking.types import Chunk
     >>> chunks = [Chunk("ab", 0, 2, 2, "x"), Chunk("cdefgh", 2, 8, 6, "x")]
     >>> size_compliance(chunks, min_tokens=3, max_tokens=8)
     0.5
@@ -30,8 +30,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ragkit.chunking.base import Chunk, Span
 from ragkit.chunking.context import DocumentContext
+from ragkit.chunking.types import Chunk, Span
 
 
 def size_compliance(chunks: Sequence[Chunk], min_tokens: int, max_tokens: int) -> float:
@@ -108,23 +108,23 @@ def contextual_coherence(
     chunks: Sequence[Chunk], context: DocumentContext, window_tokens: int = 3000
 ) -> float:
     """DCC: mean cosine of each chunk to the weighted mean of its neighbours' vectors."""
-    chunk_vectors = _chunk_vectors(chunks, context)
-    present = [k for k, v in enumerate(chunk_vectors) if v is not None]
+    vectors = {k: v for k, v in enumerate(_chunk_vectors(chunks, context)) if v is not None}
+    present = list(vectors)
     if len(present) < 2:
         return 1.0
     side = window_tokens / 2
     scores: list[float] = []
     for position, k in enumerate(present):
-        total = np.zeros_like(chunk_vectors[k])
+        total = np.zeros_like(vectors[k])
         for direction in (-1, 1):
             budget, step = side, position + direction
             while 0 <= step < len(present) and budget > 0:
                 n = present[step]
                 weight = min(chunks[n].token_count, budget)
-                total += weight * chunk_vectors[n]
+                total += weight * vectors[n]
                 budget -= chunks[n].token_count
                 step += direction
         norm = float(np.linalg.norm(total))
         if norm > 0:
-            scores.append(max(0.0, float(total @ chunk_vectors[k]) / norm))
+            scores.append(max(0.0, float(total @ vectors[k]) / norm))
     return float(np.mean(scores)) if scores else 1.0

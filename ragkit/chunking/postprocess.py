@@ -20,8 +20,8 @@ from __future__ import annotations
 import bisect
 import itertools
 
-from ragkit.chunking.base import Chunk, Span
 from ragkit.chunking.context import DocumentContext, word_windows
+from ragkit.chunking.types import Chunk, Span
 
 
 def repair_gaps(spans: list[Span], length: int) -> list[Span]:

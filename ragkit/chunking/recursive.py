@@ -18,8 +18,9 @@ from __future__ import annotations
 import itertools
 import re
 
-from ragkit.chunking.base import Chunker, Span, register
+from ragkit.chunking.base import Chunker
 from ragkit.chunking.context import DocumentContext
+from ragkit.chunking.types import Span
 
 SEPARATORS: tuple[re.Pattern[str] | None, ...] = (
     re.compile(r"\n+(?=#{1,6}\s)"),
@@ -32,7 +33,6 @@ SEPARATORS: tuple[re.Pattern[str] | None, ...] = (
 )
 
 
-@register
 class RecursiveChunker(Chunker):
     """Separator-hierarchy split, then greedy merge of neighbouring pieces."""
 

@@ -18,7 +18,7 @@ A real coreference model can replace the anaphora heuristic through ``resolver(t
 [(antecedent, reference), …]`` (explicit cross-references are still added).
 
 Example:
-    >>> from ragkit.chunking.base import Chunk
+    >>> from ragkit.chunking.types import Chunk
     >>> text = "Marie Curie won twice. She was the first."
     >>> pairs = reference_pairs(text, "en")
     >>> [(text[a:a + 5], text[r:r + 3]) for a, r in pairs]
@@ -36,8 +36,8 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 
-from ragkit.chunking.base import Chunk
 from ragkit.chunking.sentences import _words, sentence_spans
+from ragkit.chunking.types import Chunk
 
 Pair = tuple[int, int]
 Resolver = Callable[[str], list[Pair]]

@@ -25,8 +25,9 @@ import itertools
 
 import numpy as np
 
-from ragkit.chunking.base import Chunker, Span, TokenCounter, register
+from ragkit.chunking.base import Chunker
 from ragkit.chunking.context import DocumentContext, Embed
+from ragkit.chunking.types import Span, TokenCounter
 
 
 def gap_similarities(vectors: np.ndarray, window: int = 2) -> np.ndarray:
@@ -47,7 +48,6 @@ def gap_similarities(vectors: np.ndarray, window: int = 2) -> np.ndarray:
     return np.einsum("ij,ij->i", left, right) / np.maximum(norms, 1e-12)
 
 
-@register
 class SemanticChunker(Chunker):
     """Embedding-similarity breakpoints under a hard maximum and a minimum size."""
 

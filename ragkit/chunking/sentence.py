@@ -12,8 +12,9 @@ Example:
 
 from __future__ import annotations
 
-from ragkit.chunking.base import Chunker, Span, register
+from ragkit.chunking.base import Chunker
 from ragkit.chunking.context import DocumentContext
+from ragkit.chunking.types import Span
 
 
 def pack(units: list[Span], sizes: list[int], budget: int) -> list[Span]:
@@ -38,7 +39,6 @@ def pack(units: list[Span], sizes: list[int], budget: int) -> list[Span]:
     return groups
 
 
-@register
 class SentenceChunker(Chunker):
     """Greedy sentence packing under ``max_tokens``."""
 

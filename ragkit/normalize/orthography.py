@@ -36,10 +36,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from ragkit.config import cache_dir
 from ragkit.errors import RagkitError
 from ragkit.normalize.base import Normalized, Pipeline, RegexSub, Step
 from ragkit.normalize.perso_arabic import LANGUAGES, PersoArabicScript
+from ragkit.paths import cache_dir
 
 FORMAT = "ragkit-orthography/1"
 MAX_PIECE = 2  # longest observed string one intended character may turn into

@@ -199,3 +199,17 @@ def unicode_form_for(script: str) -> UnicodeFormName:
         ('NFKC', 'NFC')
     """
     return "NFKC" if script in NFKC_SCRIPTS else "NFC"
+
+
+# Lone surrogates (a query holding undecodable command-line bytes) reach no tokenizer.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def text_only(text: str) -> str:
+    """``text`` with lone surrogates (which no tokenizer accepts) replaced by U+FFFD.
+
+    Example:
+        >>> text_only("a\\udcff b")
+        'a\\ufffd b'
+    """
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import torch
+from transformers import PreTrainedModel
 
-from ragkit.models import load_encoder, model_spec
+from ragkit.embed.models import load_encoder, model_spec
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class Backbone:
         self.spec = model_spec(name)
         encoder = load_encoder(self.spec.location)
         self.tokenizer = encoder.tokenizer
-        self.transformer = encoder[0].auto_model.eval()
+        self.transformer = cast(PreTrainedModel, encoder[0].auto_model).eval()
         self.dimension = int(self.transformer.config.hidden_size)
         self.batch_size = batch_size
 

@@ -2,7 +2,7 @@
 
 * ``cosine``: the backbone's own sentence similarity (mean-pooled states, normalized) — the
   pointwise bi-encoder signal;
-* ``overlap``: the share of the query's sparse terms (:func:`ragkit.sparse.analyze`: stopwords
+* ``overlap``: the share of the query's sparse terms (:func:`ragkit.search.sparse.analyze`: stopwords
   out, stems where a stemmer exists) found in the candidate — the lexical signal;
 * ``prior``: the first stage's opinion, its score min-max scaled over the whole candidate list
   (1 = its best candidate, 0 = its worst); without scores, the list's order stands in for them.
@@ -33,7 +33,8 @@ from torch import nn
 from ragkit.errors import RagkitError
 from ragkit.normalize import detect_language
 from ragkit.rerank.backbone import TokenStates
-from ragkit.sparse import analyze
+from ragkit.search.fusion import minmax
+from ragkit.search.sparse import analyze
 
 ANCHORS = 3  # candidates that stand for the first stage's opinion (centroid)
 
@@ -61,8 +62,7 @@ def first_stage_prior(scores: Sequence[float] | None, count: int) -> torch.Tenso
             raise RagkitError(f"{len(values)} first-stage scores for {count} candidates")
     if count == 0:
         return values
-    low, high = values.min(), values.max()
-    return (values - low) / (high - low) if high > low else torch.ones(count)
+    return torch.from_numpy(minmax(values.numpy()))
 
 
 def anchor_vectors(docs: TokenStates, prior: torch.Tensor, anchors: int = ANCHORS) -> torch.Tensor:

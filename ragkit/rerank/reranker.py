@@ -4,7 +4,7 @@ More candidates than the model's ``group_size`` are split into balanced groups; 
 ``passes`` passes shuffles the candidates first (seeded), so a candidate meets different
 rivals, and its expected scores are averaged. Scores are comparable across groups because
 training rewards calibrated levels (the distributional term of
-:mod:`ragkit.rerank.rewards`), not only the order within a group. The final score optionally
+:mod:`ragkit.training.rewards`), not only the order within a group. The final score optionally
 mixes in the first-stage score: ``(1 − w) · rerank + w · minmax(first_stage)``. The
 first-stage scores are also one of the model's inputs (the ``prior`` signal of
 :mod:`ragkit.rerank.features`); without them the candidates' order stands in.
@@ -44,6 +44,7 @@ from ragkit.rerank.features import (
     overlaps,
 )
 from ragkit.rerank.model import GroupwiseReranker, expected_score, group_features
+from ragkit.search.fusion import minmax
 
 log = logging.getLogger(__name__)
 
@@ -85,12 +86,6 @@ def balanced_groups(count: int, size: int) -> list[slice]:
     groups = max(1, math.ceil(count / size))
     bounds = np.linspace(0, count, groups + 1).round().astype(int)
     return [slice(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
-
-
-def minmax(values: np.ndarray) -> np.ndarray:
-    """Values scaled to [0, 1] within the list (all 1 when they are equal)."""
-    low, high = float(values.min()), float(values.max())
-    return (values - low) / (high - low) if high > low else np.ones_like(values)
 
 
 def resolve_model_folder(name_or_path: str | Path | None) -> Path:

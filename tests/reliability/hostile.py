@@ -24,7 +24,7 @@ from pathlib import Path
 from pypdf import PdfWriter
 from pypdf.generic import DictionaryObject, NameObject, StreamObject
 
-from ragkit.discovery import display_path
+from ragkit.documents.discovery import display_path
 
 HUGE_BYTES = 200 * 2**20
 UNREADABLE = "unreadable.txt"

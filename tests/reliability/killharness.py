@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragkit.config import Settings
-from ragkit.doctor import diagnose
+from ragkit.paths import shared_data_dir
 from ragkit.store import DB_NAME, Store
+from ragkit.store.doctor import diagnose
 
-CRANFIELD = Path("/work/shared/data/beir/cranfield/corpus.jsonl")
+CRANFIELD = shared_data_dir() / "beir" / "cranfield" / "corpus.jsonl"
 MODEL = "all-minilm-l6-v2"
 Spans = dict[str, list[tuple[int, int, str]]]
 

@@ -13,8 +13,8 @@ from conftest import MODEL
 from killharness import ingest_command
 
 from ragkit import Index, RagkitError
-from ragkit.doctor import diagnose
-from ragkit.lock import WriteLock
+from ragkit.store.doctor import diagnose
+from ragkit.store.lock import WriteLock
 
 
 @pytest.fixture(scope="module")

@@ -26,8 +26,8 @@ from typer.testing import CliRunner
 
 from ragkit import Index, RagkitError
 from ragkit.cli import app
-from ragkit.doctor import diagnose
 from ragkit.documents import load_paths
+from ragkit.store.doctor import diagnose
 
 log = logging.getLogger(__name__)
 

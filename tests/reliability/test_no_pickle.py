@@ -19,9 +19,9 @@ import pytest
 import torch
 
 import ragkit
+from ragkit.embed.models import load_encoder, model_spec
 from ragkit.errors import RagkitError
-from ragkit.models import load_encoder, model_spec
-from ragkit.sparse import SparseIndex
+from ragkit.search.sparse import SparseIndex
 from ragkit.tokenize import load
 
 PICKLE_MODULES = {"pickle", "cPickle", "_pickle", "dill", "joblib", "cloudpickle", "shelve"}

@@ -1,0 +1,71 @@
+"""``ragkit eval``: retrieval quality on a BEIR-layout dataset.
+
+Example:
+    $ ragkit eval ../shared/data/beir/cranfield --mode all --keep-index /tmp/cranfield
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from ragkit.cli.output import fail, print_eval_reports
+from ragkit.errors import RagkitError
+
+if TYPE_CHECKING:
+    from ragkit.search.fusion import SearchMode
+
+
+def eval_command(
+    dataset: Path = typer.Argument(
+        ..., help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv."
+    ),
+    model: str | None = typer.Option(None, "--model", help="Embedding model."),
+    mode: list[str] = typer.Option(
+        ["dense"], "--mode", help="dense | sparse | hybrid | all (repeatable)."
+    ),
+    keep_index: Path | None = typer.Option(
+        None, "--keep-index", help="Build (or reuse) the index in this folder."
+    ),
+    chunker: str | None = typer.Option(
+        None, "--chunker", help="Build the index with one chunker instead of adaptive."
+    ),
+    fusion: str | None = typer.Option(
+        None, "--fusion", help="weighted | rrf for hybrid (default: the index's setting)."
+    ),
+    json_out: Path | None = typer.Option(None, "--json", help="Write the reports as JSON here."),
+) -> None:
+    """Evaluate retrieval on a BEIR-layout dataset: nDCG@10, Recall@100, MRR@10 per mode."""
+    from ragkit.config import DEFAULT_MODEL
+    from ragkit.evaluate import evaluate
+
+    try:
+        if fusion not in (None, "rrf", "weighted"):
+            raise RagkitError(f"--fusion {fusion!r}: use weighted or rrf")
+        reports = evaluate(
+            dataset,
+            model or DEFAULT_MODEL,
+            keep_index,
+            search_modes(mode),
+            fusion,  # type: ignore[arg-type]
+            **({"chunker": chunker} if chunker else {}),
+        )
+    except RagkitError as error:
+        fail(error)
+    print_eval_reports(reports)
+    if json_out:
+        json_out.write_text(json.dumps([r.as_dict() for r in reports], indent=2))
+
+
+def search_modes(requested: list[str]) -> list[SearchMode]:
+    """``--mode`` values checked; ``all`` means sparse, dense and hybrid."""
+    from ragkit.search.fusion import SEARCH_MODES
+
+    modes = list(SEARCH_MODES[::-1]) if "all" in requested else list(dict.fromkeys(requested))
+    unknown = [m for m in modes if m not in SEARCH_MODES]
+    if unknown:
+        raise RagkitError(f"--mode {unknown[0]!r}: use dense, sparse, hybrid or all")
+    return modes  # type: ignore[return-value]

@@ -1,0 +1,75 @@
+"""``ragkit ingest``: load, chunk, embed and commit files into an index.
+
+Example:
+    $ ragkit ingest docs/ --index my-index
+    $ ragkit ingest docs/ --index my-index --prune --no-wait
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ragkit.cli.output import errors, fail, option_error, print_ingest_report, progress_bar
+from ragkit.errors import RagkitError
+
+
+def ingest(
+    paths: list[Path] = typer.Argument(..., help="Files or folders to ingest (recursively)."),
+    index: Path = typer.Option(..., "--index", help="Index folder (created if missing)."),
+    model: str | None = typer.Option(None, "--model", help="Embedding model for a new index."),
+    prune: bool = typer.Option(False, "--prune", help="Remove documents whose files are gone."),
+    normalization: str | None = typer.Option(
+        None,
+        "--normalization",
+        help="For a new index: post-inference (default; match keys only) | pre-index | off.",
+    ),
+    chunker: str | None = typer.Option(
+        None,
+        "--chunker",
+        help="For a new index: adaptive (default) | fixed | sentence | recursive | structure | "
+        "semantic.",
+    ),
+    chunk_tokens: int | None = typer.Option(
+        None, "--chunk-tokens", min=8, help="For a new index: token budget per chunk (256)."
+    ),
+    chunk_weights: str | None = typer.Option(
+        None, "--chunk-weights", help="For a new index: adaptive metric weights, e.g. SC=1,BI=2."
+    ),
+    wait: bool = typer.Option(
+        True, "--wait/--no-wait", help="When another writer holds the index: wait, or fail."
+    ),
+) -> None:
+    """Load, chunk, embed and commit files into an index. Exit 1 when some files were skipped."""
+    from pydantic import ValidationError
+
+    from ragkit.cli.chunk import parse_weights
+    from ragkit.index import Index
+
+    try:
+        options = {
+            "normalization": normalization,
+            "chunker": chunker,
+            "chunk_tokens": chunk_tokens,
+            "chunk_weights": parse_weights(chunk_weights),
+        }
+        chosen = {k: v for k, v in options.items() if v is not None}
+        try:
+            opened = Index.open(index, create=True, model=model, **chosen)
+        except ValidationError as error:
+            raise option_error(error) from error
+        with progress_bar() as bar:
+            task = bar.add_task("ingesting documents", total=None)
+
+            def progress(stage: str, done: int, total: int) -> None:
+                if stage == "documents":
+                    bar.update(task, completed=done, total=total)
+
+            report = opened.ingest(paths, prune=prune, progress=progress, wait=wait)
+    except RagkitError as error:
+        fail(error)
+    except Exception:  # noqa: BLE001 - a bug, not a bad file: exit 2, never 1 ("files skipped")
+        errors.print_exception()
+        raise typer.Exit(2) from None
+    print_ingest_report(report)

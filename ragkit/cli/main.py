@@ -1,0 +1,39 @@
+"""The ``ragkit`` command line (typer + rich): one module per command group, wired here.
+
+Example:
+    $ ragkit ingest examples --index demo-index
+    $ ragkit query "boiling point of water" --index demo-index -k 5
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import typer
+
+from ragkit.cli.chunk import chunk_command
+from ragkit.cli.doctor import doctor
+from ragkit.cli.evaluate import eval_command
+from ragkit.cli.flows import flows_app
+from ragkit.cli.ingest import ingest
+from ragkit.cli.normalize import normalize_command
+from ragkit.cli.rerank import rerank_app
+from ragkit.cli.search import info, query
+from ragkit.cli.tokenizers import tokenizer_app
+
+app = typer.Typer(
+    help="ragkit: multilingual RAG ingest, index, query and evaluation.", no_args_is_help=True
+)
+app.command()(ingest)
+app.command()(query)
+app.command()(info)
+app.command()(doctor)
+app.command(name="normalize")(normalize_command)
+app.command(name="eval")(eval_command)
+app.command("chunk")(chunk_command)
+app.add_typer(rerank_app, name="rerank")
+app.add_typer(tokenizer_app, name="tokenizer")
+app.add_typer(flows_app, name="flows")

@@ -1,0 +1,58 @@
+"""``ragkit normalize``: print what ragkit matches on, or explain every change.
+
+Example:
+    $ echo "إِلَى" | ragkit normalize - --lang ar --explain
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from ragkit.cli.output import console, fail
+from ragkit.errors import RagkitError
+
+
+def normalize_command(
+    source: str = typer.Argument(..., help="A text file, or - for standard input."),
+    lang: str | None = typer.Option(None, "--lang", help="Language code (detected if absent)."),
+    mode: str = typer.Option(
+        "homophones", "--mode", help="Ge'ez folding: homophones | homophones+labialized."
+    ),
+    lexical: bool = typer.Option(False, "--lexical", help="Social-media lexical normalization."),
+    explain: bool = typer.Option(False, "--explain", help="List each change with its offset."),
+) -> None:
+    """Print the normalized text (what ragkit matches on); --explain shows every change."""
+    import sys
+
+    from ragkit.normalize import GEEZ_MODES, detect_language, normalize_document
+    from ragkit.normalize.base import changes
+
+    try:
+        if mode not in GEEZ_MODES:
+            raise RagkitError(f"--mode {mode!r}: use one of {', '.join(GEEZ_MODES)}")
+        if source == "-":
+            text = sys.stdin.read()
+        else:
+            try:
+                text = Path(source).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as error:
+                raise RagkitError(f"{source}: cannot read as UTF-8 text ({error})") from error
+        language = lang or detect_language(text)
+        result = normalize_document(text, language, geez_mode=mode, lexical=lexical)  # type: ignore[arg-type]
+    except RagkitError as error:
+        fail(error)
+    if not explain:
+        typer.echo(result.text, nl=not result.text.endswith("\n"))
+        return
+    table = Table("offset", "original", "normalized", "code points", title=f"language: {language}")
+    for change in changes(text, result):
+        points = (
+            " ".join(f"U+{ord(c):04X}" for c in change.before)
+            + " → "
+            + (" ".join(f"U+{ord(c):04X}" for c in change.after) or "(deleted)")
+        )
+        table.add_row(f"{change.start}-{change.end}", change.before, change.after, points)
+    console.print(table)

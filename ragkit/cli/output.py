@@ -1,0 +1,108 @@
+"""What every command prints: the two consoles, the progress bar, errors and shared tables.
+
+One way to fail: :func:`fail` prints ``error: …`` on standard error and exits 2 (exit 1 is
+reserved for "done, but some files were skipped" and "problems remain").
+
+Example:
+    >>> with progress_bar() as bar:
+    ...     task = bar.add_task("work", total=2)
+    ...     bar.update(task, completed=2)
+    >>> import typer
+    >>> try:
+    ...     fail(RagkitError("index x: missing"))
+    ... except typer.Exit as stop:
+    ...     stop.exit_code
+    2
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from ragkit.errors import RagkitError
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from ragkit.evaluate import EvalReport
+    from ragkit.pipeline import IngestReport
+
+console = Console()
+errors = Console(stderr=True)
+
+
+def progress_bar() -> Progress:
+    """A transient ``description ▕bar▏ done/total`` bar on standard error."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=errors,
+        transient=True,
+    )
+
+
+def fail(error: RagkitError) -> NoReturn:
+    """Print ``error`` on standard error and exit with status 2."""
+    errors.print(f"[bold red]error:[/] {error}", soft_wrap=True)
+    raise typer.Exit(2) from error
+
+
+def option_error(error: ValidationError, options: dict[str, str] | None = None) -> RagkitError:
+    """A settings validation error as the command-line option it came from: the setting
+    ``chunk_tokens`` is reported as ``--chunk-tokens`` unless ``options`` names it otherwise."""
+    problem = error.errors()[0]
+    setting = str(problem["loc"][0]) if problem["loc"] else ""
+    option = (options or {}).get(setting, "--" + setting.replace("_", "-")) if setting else ""
+    return RagkitError(f"{option}: {problem['msg']}")
+
+
+def print_ingest_report(report: IngestReport) -> None:
+    """The ingest summary line and skipped files; exit 1 when some files were skipped."""
+    console.print(
+        f"files seen {report.files_seen} · documents added {report.documents_added} · "
+        f"unchanged {report.documents_unchanged} · removed {report.documents_removed} · "
+        f"chunks added {report.chunks_added} · generation {report.generation}"
+    )
+    if report.skipped:
+        console.print(f"[yellow]{len(report.skipped)} skipped:[/]")
+        for item in report.skipped:
+            console.print(f"  {item.path}: {item.reason}", soft_wrap=True, markup=False)
+        raise typer.Exit(1)
+
+
+def print_eval_reports(reports: list[EvalReport]) -> None:
+    """The metrics table (one row per mode) and the seconds per stage."""
+    table = Table("dataset", "model", "mode", "queries", "nDCG@10", "Recall@100", "MRR@10")
+    for report in reports:
+        table.add_row(
+            report.dataset,
+            report.model,
+            f"{report.mode} ({report.fusion})" if report.fusion else report.mode,
+            str(report.queries),
+            f"{report.ndcg_at_10:.3f}",
+            f"{report.recall_at_100:.3f}",
+            f"{report.mrr_at_10:.3f}",
+        )
+    console.print(table)
+    seconds = {**reports[0].seconds, **{f"search_{r.mode}": r.seconds["search"] for r in reports}}
+    seconds.pop("search", None)
+    console.print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in seconds.items()))
+
+
+def print_figures(title: str, rows: list[dict[str, Any]]) -> None:
+    """Tokenizer figures: fertility, characters per token and UNK rate per tokenizer."""
+    table = Table("tokenizer", "fertility", "chars/token", "UNK rate", title=title)
+    for row in rows:
+        table.add_row(
+            row["tokenizer"],
+            f"{row['fertility']:.3f}",
+            f"{row['chars_per_token']:.2f}",
+            f"{row['unk_rate']:.4%}",
+        )
+    console.print(table)

@@ -1,0 +1,107 @@
+"""``ragkit query`` and ``ragkit info``: search an index, describe it.
+
+Example:
+    $ ragkit query "boiling point of water" --index my-index -k 5
+    $ ragkit info --index my-index
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from ragkit.cli.output import console, fail
+from ragkit.errors import RagkitError
+
+
+def query(
+    text: str = typer.Argument(..., help="The query."),
+    index: Path = typer.Option(..., "--index", help="Index folder."),
+    k: int = typer.Option(10, "-k", "--top-k", min=1, help="Number of hits."),
+    mode: str = typer.Option("hybrid", "--mode", help="hybrid | dense | sparse."),
+    fusion: str | None = typer.Option(
+        None, "--fusion", help="weighted | rrf (hybrid mode; default: the index's setting)."
+    ),
+    where: list[str] = typer.Option(
+        [], "--filter", help="KEY=VALUE: language, source (glob) or a metadata key."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print hits as JSON."),
+    rerank: bool = typer.Option(
+        False, "--rerank", help="Rerank the top candidates with the groupwise reranker."
+    ),
+    rerank_weight: float | None = typer.Option(
+        None,
+        "--rerank-weight",
+        min=0.0,
+        max=1.0,
+        help="With --rerank: share of the first-stage score in the result (default: the index's).",
+    ),
+    reranker: str | None = typer.Option(
+        None, "--reranker", help="With --rerank: a shipped model or a folder from `rerank train`."
+    ),
+) -> None:
+    """Search an index and print ranked hits."""
+    from ragkit.index import Index
+
+    try:
+        filters = {}
+        for item in where:
+            key, separator, value = item.partition("=")
+            if not separator or not key:
+                raise RagkitError(f"--filter {item!r}: write KEY=VALUE, e.g. language=ar")
+            filters[key] = value
+        if fusion not in (None, "rrf", "weighted"):
+            raise RagkitError(f"--fusion {fusion!r}: use rrf or weighted")
+        overrides: dict[str, Any] = {"rerank_weight": rerank_weight, "reranker": reranker}
+        opened = Index.open(index, **{k: v for k, v in overrides.items() if v is not None})
+        hits = opened.search(
+            text,
+            k=k,
+            mode=mode,  # type: ignore[arg-type]  # Index.search checks it
+            filters=filters or None,
+            fusion=fusion,  # type: ignore[arg-type]
+            rerank=rerank,
+        )
+    except RagkitError as error:
+        fail(error)
+    if as_json:
+        typer.echo(json.dumps([hit.__dict__ for hit in hits], ensure_ascii=False, indent=2))
+        return
+    table = Table("#", "score", "source", "span", "text", title=f"query: {text}")
+    for rank, hit in enumerate(hits, start=1):
+        snippet = " ".join(hit.text.split())[:120]
+        table.add_row(
+            str(rank), f"{hit.score:.3f}", hit.document_id, f"{hit.start}-{hit.end}", snippet
+        )
+    console.print(table)
+
+
+def info(
+    index: Path = typer.Option(..., "--index", help="Index folder."),
+    document: str | None = typer.Option(
+        None, "--document", help="Show how this document (its key: the file path) was chunked."
+    ),
+) -> None:
+    """Show an index's model, generation, counts and chunker choices (or one document's)."""
+    from ragkit.index import Index
+
+    try:
+        opened = Index.open(index)
+        if document is not None:
+            from ragkit.cli.chunk import print_chunking
+
+            print_chunking(document, opened.chunking(document))
+            return
+        details = opened.info()
+    except RagkitError as error:
+        fail(error)
+    table = Table("field", "value")
+    for key, value in details.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{name} {count}" for name, count in value.items()) or "—"
+        table.add_row(key, str(value))
+    console.print(table)

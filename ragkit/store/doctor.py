@@ -1,0 +1,238 @@
+"""``ragkit doctor``: verify an index folder and rebuild its derived structures from SQLite.
+
+Checks, in order: SQLite opens and passes ``quick_check``; the committed generation has its
+FAISS file; ``MANIFEST.json`` names that generation and its checksums match the files; FAISS
+ids, SQLite chunk ids and BM25 ids are the same set (BM25 may be absent — it is rebuilt on the
+first sparse search); no chunk is stored twice; no chunk lacks its document; no files of other
+generations are left over. SQLite is the source of truth: ``repair`` (under the writer lock)
+rewrites the FAISS file and BM25 folder of the committed generation from the stored vectors
+and terms, removes leftovers and rewrites the manifest.
+
+Example:
+    >>> import tempfile
+    >>> from ragkit.config import Settings
+    >>> folder = Path(tempfile.mkdtemp()) / "idx"
+    >>> Store.create(folder, Settings(embedding_model="m"), dimension=4).close()
+    >>> diagnose(folder).healthy
+    True
+    >>> (folder / "vectors-0.faiss").write_bytes(b"junk") and diagnose(folder).healthy
+    False
+    >>> repair(folder).healthy
+    True
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+from ragkit.config import Settings
+from ragkit.errors import RagkitError
+from ragkit.search import dense
+from ragkit.search.sparse import SparseIndex
+from ragkit.store import DB_NAME, Store
+from ragkit.store.lock import WriteLock
+from ragkit.store.manifest import (
+    MANIFEST_NAME,
+    read_manifest,
+    sparse_folder,
+    vector_file,
+    verify_checksums,
+)
+from ragkit.store.schema import connect
+
+REPAIR_HINT = "run `ragkit doctor --index {folder} --repair` to rebuild it from SQLite"
+
+
+@dataclass
+class Diagnosis:
+    """What :func:`diagnose` found: ``problems`` need a repair, ``notes`` do not."""
+
+    folder: Path
+    generation: int = -1
+    counts: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        return not self.problems
+
+    @property
+    def hint(self) -> str:
+        return REPAIR_HINT.format(folder=self.folder)
+
+
+def _chunk_ids(db: sqlite3.Connection) -> np.ndarray:
+    rows = db.execute("SELECT id FROM chunks ORDER BY id")
+    return np.fromiter((r[0] for r in rows), dtype=np.int64)
+
+
+def _faiss_ids(index: faiss.Index) -> np.ndarray:
+    if not isinstance(index, faiss.IndexIDMap):
+        raise RagkitError("FAISS index has no id map")
+    return np.sort(faiss.vector_to_array(index.id_map).astype(np.int64))
+
+
+def _check_sqlite(db: sqlite3.Connection, found: Diagnosis) -> None:
+    verdict = db.execute("PRAGMA quick_check").fetchone()[0]
+    if verdict != "ok":
+        found.problems.append(f"{DB_NAME}: quick_check says {verdict!r} (restore from a backup)")
+    duplicates = db.execute(
+        "SELECT COUNT(*) FROM (SELECT document_id, start, end FROM chunks "
+        "GROUP BY document_id, start, end HAVING COUNT(*) > 1)"
+    ).fetchone()[0]
+    if duplicates:
+        found.problems.append(f"{DB_NAME}: {duplicates} chunk spans stored more than once")
+    orphans = db.execute(
+        "SELECT COUNT(*) FROM chunks WHERE document_id NOT IN (SELECT id FROM documents)"
+    ).fetchone()[0]
+    if orphans:
+        found.problems.append(f"{DB_NAME}: {orphans} chunks without their document")
+    empty = db.execute(
+        "SELECT COUNT(*) FROM documents WHERE id NOT IN (SELECT document_id FROM chunks)"
+    ).fetchone()[0]
+    if empty:
+        found.notes.append(f"{DB_NAME}: {empty} documents without chunks")
+
+
+def _check_derived(folder: Path, ids: np.ndarray, found: Diagnosis) -> None:
+    generation = found.generation
+    vectors = folder / vector_file(generation)
+    try:
+        faiss_ids = _faiss_ids(faiss.read_index(str(vectors)))
+    except (RuntimeError, RagkitError) as error:
+        found.problems.append(f"{vectors.name}: unreadable or missing ({str(error)[:120]})")
+    else:
+        if not np.array_equal(faiss_ids, ids):
+            extra = len(np.setdiff1d(faiss_ids, ids))
+            missing = len(np.setdiff1d(ids, faiss_ids))
+            found.problems.append(
+                f"{vectors.name}: ids differ from SQLite ({missing} chunks missing, "
+                f"{extra} unknown ids, {len(faiss_ids)} vs {len(ids)})"
+            )
+    sparse = folder / sparse_folder(generation)
+    if not sparse.is_dir():
+        found.notes.append(f"{sparse.name}: absent (rebuilt from SQLite on the first search)")
+        return
+    try:
+        sparse_ids = np.sort(SparseIndex.load(sparse).chunk_ids)
+    except RagkitError as error:
+        found.problems.append(str(error).replace(str(folder) + "/", ""))
+        return
+    if not np.array_equal(sparse_ids, ids):
+        found.problems.append(f"{sparse.name}: chunk ids differ from SQLite")
+
+
+def _check_files(folder: Path, found: Diagnosis) -> None:
+    try:
+        manifest = read_manifest(folder)
+    except RagkitError as error:
+        found.problems.append(str(error))
+        return
+    if manifest.get("generation") != found.generation:
+        found.problems.append(
+            f"{MANIFEST_NAME}: records generation {manifest.get('generation')}, SQLite "
+            f"committed {found.generation} (a crash before the manifest was rewritten)"
+        )
+        return
+    found.problems.extend(verify_checksums(folder, manifest))
+    keep = {vector_file(found.generation), sparse_folder(found.generation)}
+    leftovers = [
+        p.name
+        for pattern in ("vectors-*.faiss*", "bm25-*", ".bm25-*.tmp", f".{MANIFEST_NAME}.*")
+        for p in folder.glob(pattern)
+        if p.name not in keep
+    ]
+    if leftovers:
+        found.notes.append(
+            f"{len(leftovers)} leftover files of other generations or crashed writes "
+            f"({', '.join(sorted(leftovers)[:3])}…); the next ingest or --repair removes them"
+        )
+
+
+def diagnose(folder: str | Path) -> Diagnosis:
+    """Check ``folder`` without changing it."""
+    folder = Path(folder)
+    found = Diagnosis(folder)
+    if not (folder / DB_NAME).is_file():
+        raise RagkitError(f"{folder}: no ragkit index here ({DB_NAME} missing)")
+    db = sqlite3.connect(f"file:{folder / DB_NAME}?mode=ro", uri=True)
+    try:
+        db.execute("BEGIN")  # one snapshot for every count and id below
+        row = db.execute("SELECT value FROM state WHERE key = 'generation'").fetchone()
+        if row is None:
+            raise RagkitError(f"{folder / DB_NAME}: no committed generation; index is damaged")
+        found.generation = int(row[0])
+        _check_sqlite(db, found)
+        ids = _chunk_ids(db)
+        documents = db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+        found.counts = {"documents": documents, "chunks": len(ids)}
+        db.execute("COMMIT")
+    except sqlite3.DatabaseError as error:
+        raise RagkitError(f"{folder / DB_NAME}: unreadable ({error}); restore a backup") from error
+    finally:
+        db.close()
+    _check_derived(folder, ids, found)
+    _check_files(folder, found)
+    return found
+
+
+def repair(folder: str | Path, wait: bool | float = True) -> Diagnosis:
+    """Rebuild FAISS and BM25 of the committed generation from SQLite; then diagnose again."""
+    folder = Path(folder)
+    before = diagnose(folder)
+    with WriteLock(folder, wait):
+        db = connect(folder)
+        try:
+            generation = int(
+                db.execute("SELECT value FROM state WHERE key='generation'").fetchone()[0]
+            )
+            settings = Settings.from_index(
+                db.execute("SELECT value FROM state WHERE key='settings'").fetchone()[0]
+            )
+            dimension = int(
+                db.execute("SELECT value FROM state WHERE key='dimension'").fetchone()[0]
+            )
+            db.execute("DELETE FROM chunks WHERE document_id NOT IN (SELECT id FROM documents)")
+            total = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+
+            def batches(size: int = 20_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+                cursor = db.execute("SELECT id, vector FROM chunks ORDER BY id")
+                while rows := cursor.fetchmany(size):
+                    ids = np.array([r[0] for r in rows], dtype=np.int64)
+                    flat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+                    yield ids, flat.reshape(len(rows), dimension)
+
+            index = dense.build_index(dimension, total, settings, batches)
+        finally:
+            db.close()
+        target = folder / vector_file(generation)
+        scratch = f"{target}.{os.getpid()}.repair"
+        faiss.write_index(index, scratch)
+        os.replace(scratch, target)
+        store = Store.open(folder)
+        try:
+            store.build_sparse()  # saves bm25-<G> and rewrites the manifest (lock held)
+            store.remove_stale_files()
+            for leftover in [*folder.glob(".bm25-*.tmp"), *folder.glob(f".{MANIFEST_NAME}.*")]:
+                if leftover.is_dir():
+                    shutil.rmtree(leftover, ignore_errors=True)
+                else:
+                    leftover.unlink(missing_ok=True)
+        finally:
+            store.close()
+    after = diagnose(folder)
+    after.repaired = [
+        f"rebuilt {target.name} ({total} vectors) and {sparse_folder(generation)} from SQLite",
+        *(f"was: {problem}" for problem in before.problems),
+    ]
+    return after

@@ -1,0 +1,91 @@
+"""``MANIFEST.json``: the commit record of an index folder, with a checksum per derived file.
+
+Written after each commit (and after each BM25 build) by :class:`ragkit.store.Store`; read by
+:mod:`ragkit.store.doctor`, which recomputes the checksums. The file is replaced atomically
+(a unique temporary name, then ``os.replace``), so concurrent writers of the same generation
+never interleave bytes.
+
+Example:
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "vectors-3.faiss").write_bytes(b"abc")
+    >>> write_manifest(folder, 3, 4, "m", {"documents": 0, "chunks": 0, "vectors": 0})
+    >>> verify_checksums(folder, read_manifest(folder))
+    []
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from ragkit.errors import RagkitError
+from ragkit.paths import file_sha256
+
+MANIFEST_NAME = "MANIFEST.json"
+FORMAT = 1
+
+
+def vector_file(generation: int) -> str:
+    return f"vectors-{generation}.faiss"
+
+
+def sparse_folder(generation: int) -> str:
+    return f"bm25-{generation}"
+
+
+def checksums(folder: Path, generation: int) -> dict[str, str]:
+    """Checksums of generation ``generation``'s FAISS file and BM25 files (when present)."""
+    files = {vector_file(generation): file_sha256(folder / vector_file(generation))}
+    sparse = folder / sparse_folder(generation)
+    if sparse.is_dir():
+        files.update({f"{sparse.name}/{p.name}": file_sha256(p) for p in sorted(sparse.iterdir())})
+    return files
+
+
+def write_manifest(
+    folder: Path, generation: int, dimension: int, model: str, counts: dict[str, int]
+) -> None:
+    """Record generation ``generation`` with the checksums of its files."""
+    manifest = {
+        "format": FORMAT,
+        "generation": generation,
+        "dimension": dimension,
+        "embedding_model": model,
+        "counts": counts,
+        "files": checksums(folder, generation),
+    }
+    temporary = folder / f".{MANIFEST_NAME}.{os.getpid()}.{threading.get_ident()}.tmp"
+    temporary.write_text(json.dumps(manifest, indent=2))
+    os.replace(temporary, folder / MANIFEST_NAME)
+
+
+def read_manifest(folder: Path) -> dict[str, Any]:
+    """The manifest of ``folder``; a missing or unreadable one is a :class:`RagkitError`."""
+    path = folder / MANIFEST_NAME
+    try:
+        manifest = json.loads(path.read_text())
+    except FileNotFoundError as error:
+        raise RagkitError(f"{path}: missing; `ragkit doctor --repair` rewrites it") from error
+    except (OSError, ValueError) as error:
+        raise RagkitError(
+            f"{path}: unreadable ({error}); `ragkit doctor --repair` rewrites it"
+        ) from error
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        raise RagkitError(f"{path}: not a ragkit manifest; `ragkit doctor --repair` rewrites it")
+    return manifest
+
+
+def verify_checksums(folder: Path, manifest: dict[str, Any]) -> list[str]:
+    """Problems found re-hashing the files the manifest lists (empty when all match)."""
+    problems: list[str] = []
+    for name, expected in sorted(manifest["files"].items()):
+        path = folder / name
+        if not path.is_file():
+            problems.append(f"{name}: listed in {MANIFEST_NAME} but missing")
+        elif file_sha256(path) != expected:
+            problems.append(f"{name}: checksum differs from {MANIFEST_NAME} (file damaged)")
+    return problems

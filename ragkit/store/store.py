@@ -1,0 +1,463 @@
+"""The index folder: SQLite metadata + FAISS vectors + BM25 terms, committed by generation.
+
+Layout of an index folder::
+
+    ragkit.sqlite        documents, chunks (offsets, text, matching key, terms, vector),
+                         settings, run log (:mod:`ragkit.store.schema`)
+    vectors-<G>.faiss    the FAISS index of generation G (:mod:`ragkit.search.dense`)
+    bm25-<G>/            the BM25 index of generation G (:mod:`ragkit.search.sparse`)
+    MANIFEST.json        generation, counts and file checksums (rewritten after each commit)
+
+Commit protocol: the new FAISS file ``vectors-<G+1>.faiss`` is written first; then one SQLite
+transaction stores the rows and sets ``generation = G+1``. That transaction is the commit
+point: a crash before it leaves generation G intact (the orphan FAISS file is removed on the next
+open), a crash after it leaves a complete generation G+1. BM25 is derived from the terms in
+SQLite: ``bm25-<G>`` is built after the commit (once per ingest, not per batch, since it is a
+full rebuild) and is only ever read for generation G; when it is missing — a crash, or an ingest
+still running — the first sparse search rebuilds it.
+
+Example:
+    >>> import tempfile, numpy as np
+    >>> store = Store.create(Path(tempfile.mkdtemp()) / "idx", Settings(), dimension=4)
+    >>> store.generation
+    0
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import faiss
+import numpy as np
+
+from ragkit.chunking import Chunk
+from ragkit.config import Settings
+from ragkit.documents import Document
+from ragkit.errors import RagkitError
+from ragkit.normalize.unicode import text_only
+from ragkit.search import dense
+from ragkit.search.sparse import SparseIndex
+from ragkit.store.lock import if_unlocked
+from ragkit.store.manifest import MANIFEST_NAME, write_manifest
+from ragkit.store.schema import DB_NAME, connect, create_tables, migrate
+
+__all__ = ["DB_NAME", "MANIFEST_NAME", "PendingDocument", "Store", "StoredChunk"]
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A chunk row joined with its document, as search returns it."""
+
+    chunk_id: int
+    text: str
+    start: int
+    end: int
+    document_key: str
+    external_id: str
+    source: str
+    title: str
+    language: str
+    metadata: dict
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> StoredChunk:
+        """From a ``chunks ⋈ documents`` row (metadata as stored JSON)."""
+        columns = list(row)
+        columns[-1] = json.loads(columns[-1])
+        return cls(*columns)
+
+
+@dataclass(frozen=True)
+class PendingDocument:
+    """A document with its chunks and their vectors, ready to commit."""
+
+    document: Document
+    chunks: list[Chunk]
+    vectors: np.ndarray
+    match_texts: list[str]  # each chunk's normalized matching key (ragkit.normalize)
+    terms: list[str]  # each chunk's sparse terms: space-joined SentencePiece pieces
+    chunking: dict[str, Any] = field(default_factory=dict)  # chunker choice and metric scores
+
+
+class Store:
+    """One index folder. Open with :meth:`open` or :meth:`create`; a single writer at a time
+    (:class:`ragkit.store.lock.WriteLock`), any number of readers and reading threads.
+
+    Each thread gets its own SQLite connection (:attr:`db`); searches follow the last
+    committed generation (:meth:`refresh`).
+    """
+
+    def __init__(self, folder: Path, connection: sqlite3.Connection) -> None:
+        self.folder = folder
+        self._local = threading.local()
+        self._local.db = connection
+        self._connections = [connection]
+        self._lock = threading.RLock()
+        self.settings = Settings.from_index(self._state("settings"))
+        self.dimension = int(self._state("dimension"))
+        self.generation = int(self._state("generation"))
+        self.vectors = self._load_vectors()
+        self._sparse: SparseIndex | None = None
+        self._sparse_generation = -1
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """This thread's connection to ``ragkit.sqlite`` (opened on first use)."""
+        connection = getattr(self._local, "db", None)
+        if connection is None:
+            connection = self._local.db = connect(self.folder)
+            with self._lock:
+                self._connections.append(connection)
+        return connection
+
+    def refresh(self) -> None:
+        """Follow the last committed generation when another process committed since."""
+        with self._lock:
+            while (latest := int(self._state("generation"))) != self.generation:
+                try:
+                    vectors = faiss.read_index(str(self._vector_path(latest)))
+                except RuntimeError:  # superseded and removed meanwhile: read again
+                    if int(self._state("generation")) == latest:
+                        raise
+                    continue
+                self.generation, self.vectors = latest, vectors
+
+    # -- opening -----------------------------------------------------------------------------
+    @classmethod
+    def create(cls, folder: Path, settings: Settings, dimension: int) -> Store:
+        """Create an empty index at ``folder`` (which must not already hold one)."""
+        if (folder / DB_NAME).exists():
+            raise RagkitError(f"{folder}: already holds a ragkit index; open it instead")
+        folder.mkdir(parents=True, exist_ok=True)
+        connection = connect(folder)
+        create_tables(connection)
+        empty = dense.empty_index(dimension)
+        faiss.write_index(empty, str(folder / "vectors-0.faiss"))
+        with connection:
+            connection.execute("BEGIN")
+            connection.executemany(
+                "INSERT INTO state(key, value) VALUES (?, ?)",
+                [
+                    ("settings", settings.model_dump_json()),
+                    ("dimension", str(dimension)),
+                    ("generation", "0"),
+                ],
+            )
+        store = cls(folder, connection)
+        store._write_manifest()
+        return store
+
+    def replace_settings(self, settings: Settings) -> None:
+        """Store new settings for an index that has no chunks yet (an ``auto`` model resolved
+        before the first commit); the manifest follows."""
+        with self._lock:
+            if self.counts()["chunks"]:
+                raise RagkitError(f"{self.folder}: settings of an index with chunks are fixed")
+            with self.db:
+                self.db.execute(
+                    "UPDATE state SET value = ? WHERE key = 'settings'",
+                    (settings.model_dump_json(),),
+                )
+            self.settings = settings
+            self._write_manifest()
+
+    @classmethod
+    def open(cls, folder: Path) -> Store:
+        """Open the last committed generation of the index at ``folder``."""
+        if not (folder / DB_NAME).exists():
+            raise RagkitError(
+                f"{folder}: no ragkit index here ({DB_NAME} missing); "
+                f"create one with `ragkit ingest PATH --index {folder}`"
+            )
+        connection = connect(folder)
+        migrate(connection)
+        return cls(folder, connection)
+
+    def _state(self, key: str) -> str:
+        row = self.db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            raise RagkitError(f"{self.folder / DB_NAME}: state {key!r} missing; index is damaged")
+        return row[0]
+
+    def _vector_path(self, generation: int) -> Path:
+        return self.folder / f"vectors-{generation}.faiss"
+
+    def _load_vectors(self) -> faiss.Index:
+        path = self._vector_path(self.generation)
+        if not path.exists():
+            raise RagkitError(f"{path}: missing for committed generation {self.generation}")
+        return faiss.read_index(str(path))
+
+    def _sparse_path(self, generation: int) -> Path:
+        return self.folder / f"bm25-{generation}"
+
+    def remove_stale_files(self) -> None:
+        """Delete FAISS files and BM25 folders of other generations (crash or superseded)."""
+        keep = {self._vector_path(self.generation).name, self._sparse_path(self.generation).name}
+        for path in [*self.folder.glob("vectors-*.faiss*"), *self.folder.glob("bm25-*")]:
+            if path.name in keep:
+                continue
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+
+    def ensure_sparse(self) -> SparseIndex:
+        """The BM25 index of the committed generation, rebuilt from SQLite when missing."""
+        with self._lock:  # one rebuild, however many threads search at once
+            if self._sparse is None or self._sparse_generation != self.generation:
+                path = self._sparse_path(self.generation)
+                self._sparse = SparseIndex.load(path) if path.is_dir() else self.build_sparse()
+                self._sparse_generation = self.generation
+            return self._sparse
+
+    def build_sparse(self) -> SparseIndex:
+        """Rebuild BM25 from the terms stored in SQLite and save it for this generation.
+
+        The rows are read in one snapshot; when another writer committed since this store's
+        generation, the index is returned but not saved (it belongs to no file's generation).
+        """
+        self.db.execute("BEGIN")
+        try:
+            committed = int(self._state("generation"))
+            rows = self.db.execute("SELECT id, terms FROM chunks ORDER BY id").fetchall()
+        finally:
+            self.db.execute("COMMIT")
+        index = SparseIndex.build((int(i), terms) for i, terms in rows)
+        with if_unlocked(self.folder) as free:  # a reader saves only while no writer works
+            if not free or not committed == self.generation == int(self._state("generation")):
+                return index
+            target = self._sparse_path(self.generation)
+            scratch = self.folder / f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+            shutil.rmtree(scratch, ignore_errors=True)
+            index.save(scratch)
+            shutil.rmtree(target, ignore_errors=True)
+            os.replace(scratch, target)
+            self._sparse, self._sparse_generation = index, self.generation
+            self._write_manifest()
+        return index
+
+    # -- reading -----------------------------------------------------------------------------
+    def document_hashes(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT key, content_hash FROM documents"))
+
+    def sources(self) -> set[str]:
+        return {row[0] for row in self.db.execute("SELECT DISTINCT source FROM documents")}
+
+    def chunker_counts(self) -> dict[str, int]:
+        """How many documents each chunker was chosen for (``unrecorded``: older indexes)."""
+        rows = self.db.execute(
+            "SELECT COALESCE(json_extract(chunking, '$.chosen'), 'unrecorded'), COUNT(*) "
+            "FROM documents GROUP BY 1 ORDER BY 2 DESC, 1"
+        )
+        return {str(name): int(count) for name, count in rows}
+
+    def chunking(self, key: str) -> dict[str, Any] | None:
+        """The chunking record of the document ``key`` (None when no such document)."""
+        row = self.db.execute("SELECT chunking FROM documents WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def counts(self) -> dict[str, int]:
+        documents = self.db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+        chunks = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        return {"documents": documents, "chunks": chunks, "vectors": int(self.vectors.ntotal)}
+
+    def search_vectors(
+        self, query: np.ndarray, k: int, allowed: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """Chunk ids and inner-product scores of the ``k`` nearest vectors (among ``allowed``)."""
+        self.refresh()
+        return dense.search(self.vectors, query, k, self.settings, allowed, self.vectors_by_id)
+
+    def search_terms(
+        self, terms: list[str], k: int, allowed: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """Chunk ids and BM25 scores of the ``k`` best matches of ``terms``."""
+        self.refresh()
+        return self.ensure_sparse().search(terms, k, allowed)
+
+    def vectors_by_id(self, ids: list[int]) -> dict[int, np.ndarray]:
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(f"SELECT id, vector FROM chunks WHERE id IN ({marks})", ids)
+        return {int(i): np.frombuffer(blob, dtype=np.float32) for i, blob in rows}
+
+    def filtered_chunk_ids(self, filters: dict[str, Any]) -> np.ndarray:
+        """Ids of chunks whose document matches every filter.
+
+        ``language`` and ``source`` (a glob, e.g. ``"docs/*.md"``) are columns; any other key
+        is looked up in the document's metadata.
+        """
+        clauses: list[str] = []
+        values: list[Any] = []
+        for key, value in filters.items():
+            if value is not None and not isinstance(value, str | int | float):
+                raise RagkitError(
+                    f"filter {key!r}: match a string or a number, not {type(value).__name__}"
+                )
+            key = text_only(str(key))  # lone surrogates (undecodable argv bytes) match nothing
+            value = text_only(value) if isinstance(value, str) else value
+            if key == "language":
+                clauses.append("d.language = ?")
+            elif key == "source":
+                clauses.append("d.source GLOB ?")
+            else:
+                clauses.append("json_extract(d.metadata, ?) = ?")
+                values.append(f'$."{key}"')
+            values.append(value)
+        where = " AND ".join(clauses) or "1"
+        rows = self.db.execute(
+            f"SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {where}",
+            values,
+        )
+        return np.fromiter((r[0] for r in rows), dtype=np.int64)
+
+    def chunks_by_id(self, ids: Iterable[int]) -> dict[int, StoredChunk]:
+        wanted = list(ids)
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        rows = self.db.execute(
+            "SELECT c.id, c.text, c.start, c.end, d.key, d.external_id, d.source, d.title, "
+            f"d.language, d.metadata FROM chunks c JOIN documents d ON d.id = c.document_id "
+            f"WHERE c.id IN ({marks})",
+            wanted,
+        ).fetchall()
+        return {row[0]: StoredChunk.from_row(row) for row in rows}
+
+    # -- writing -----------------------------------------------------------------------------
+    def _rebuilt_index(self) -> faiss.Index:
+        """A FAISS index rebuilt from the vectors stored in SQLite (kind chosen by size)."""
+        total = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        return dense.build_index(self.dimension, total, self.settings, self._stored_vectors)
+
+    def _stored_vectors(self, batch: int = 20_000):
+        cursor = self.db.execute("SELECT id, vector FROM chunks ORDER BY id")
+        while rows := cursor.fetchmany(batch):
+            ids = np.array([r[0] for r in rows], dtype=np.int64)
+            vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+            yield ids, vectors.reshape(len(rows), self.dimension)
+
+    def commit(self, pending: list[PendingDocument], remove_keys: Iterable[str] = ()) -> int:
+        """Replace/insert ``pending`` documents and delete ``remove_keys`` in one generation."""
+        replaced = [p.document.key for p in pending]
+        removing = list(dict.fromkeys([*remove_keys, *replaced]))
+        target = self.generation + 1
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            removed_ids = self._delete_documents(removing)
+            new_ids, new_vectors = self._insert(pending)
+            total = self.vectors.ntotal - len(removed_ids) + len(new_ids)
+            flat = dense.kind_of(self.vectors) == "flat"
+            if not flat or dense.dense_kind(total, self.settings) != "flat":
+                index = self._rebuilt_index()
+            else:
+                index = faiss.clone_index(self.vectors)
+                if removed_ids:
+                    index.remove_ids(np.array(removed_ids, dtype=np.int64))
+                if new_ids:
+                    index.add_with_ids(new_vectors, np.array(new_ids, dtype=np.int64))
+            path = self._vector_path(target)
+            faiss.write_index(index, str(path) + ".tmp")
+            os.replace(str(path) + ".tmp", path)
+            self.db.execute("UPDATE state SET value = ? WHERE key = 'generation'", (str(target),))
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            self._vector_path(target).unlink(missing_ok=True)
+            raise
+        self.generation, self.vectors = target, index
+        self.remove_stale_files()
+        self._write_manifest()
+        return target
+
+    def _delete_documents(self, keys: list[str]) -> list[int]:
+        removed: list[int] = []
+        for key in keys:
+            removed.extend(
+                row[0]
+                for row in self.db.execute(
+                    "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id "
+                    "WHERE d.key = ?",
+                    (key,),
+                )
+            )
+            self.db.execute("DELETE FROM documents WHERE key = ?", (key,))
+        return removed
+
+    def _insert(self, pending: list[PendingDocument]) -> tuple[list[int], np.ndarray]:
+        ids: list[int] = []
+        vectors: list[np.ndarray] = []
+        for item in pending:
+            doc = item.document
+            document_id = self.db.execute(
+                "INSERT INTO documents(key, source, external_id, title, content_hash, script, "
+                "language, metadata, text, chunking) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    doc.key,
+                    doc.source,
+                    doc.external_id,
+                    doc.title,
+                    doc.content_hash,
+                    doc.script,
+                    doc.language,
+                    json.dumps(doc.metadata, ensure_ascii=False),
+                    doc.text,
+                    json.dumps(item.chunking, ensure_ascii=False),
+                ),
+            ).lastrowid
+            rows = zip(item.chunks, item.vectors, item.match_texts, item.terms, strict=True)
+            for chunk, vector, match_text, terms in rows:
+                chunk_id = self.db.execute(
+                    "INSERT INTO chunks(document_id, start, end, token_count, chunker, text, "
+                    "match_text, terms, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        document_id,
+                        chunk.start,
+                        chunk.end,
+                        chunk.token_count,
+                        chunk.chunker,
+                        chunk.text,
+                        match_text,
+                        terms,
+                        np.asarray(vector, dtype=np.float32).tobytes(),
+                    ),
+                ).lastrowid
+                assert chunk_id is not None  # sqlite3 sets it after every INSERT
+                ids.append(chunk_id)
+                vectors.append(vector)
+        matrix = (
+            np.vstack(vectors).astype(np.float32)
+            if vectors
+            else np.zeros((0, self.dimension), np.float32)
+        )
+        return ids, matrix
+
+    def log_run(self, started: str, summary: dict) -> None:
+        self.db.execute(
+            "INSERT INTO runs(started, summary) VALUES (?, ?)",
+            (started, json.dumps(summary, ensure_ascii=False)),
+        )
+
+    def _write_manifest(self) -> None:
+        write_manifest(
+            self.folder,
+            self.generation,
+            self.dimension,
+            self.settings.embedding_model,
+            self.counts(),
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            for connection in self._connections:
+                connection.close()
+            self._connections.clear()
+            self._local = threading.local()

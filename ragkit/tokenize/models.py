@@ -1,0 +1,193 @@
+"""SentencePiece tokenizers trained by ragkit: train, load, encode, and resolve per language.
+
+ragkit counts chunk budgets and builds sparse terms in these tokens. Models live in the
+``tokenizers/`` folder at the top of the repository (``RAGKIT_TOKENIZERS`` overrides): one
+Unigram model per language (``ar.model``, ``am.model``…) trained on the language's
+*normalized* text, plus ``mul.model`` for every other language. ``MANIFEST.json`` there
+records each model's corpus, settings and held-out figures.
+
+Example:
+    >>> tokenizer = tokenizer_for("ar")  # doctest: +SKIP
+    >>> tokenizer.encode("قال رسول الله")  # doctest: +SKIP
+    ['▁قال', '▁رسول', '▁الله']
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import logging
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import sentencepiece as spm
+
+from ragkit.errors import RagkitError
+from ragkit.normalize import normalizer_for
+from ragkit.normalize.unicode import text_only
+from ragkit.paths import REPOSITORY
+
+log = logging.getLogger(__name__)
+
+Algorithm = Literal["unigram", "bpe"]
+MULTILINGUAL = "mul"
+MAX_SENTENCE_CHARS = 2_000
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?؟۔።፧])\s+|\n+")
+
+
+def tokenizers_dir() -> Path:
+    """Where shipped models live: ``RAGKIT_TOKENIZERS`` or the repository's ``tokenizers/``."""
+    override = os.environ.get("RAGKIT_TOKENIZERS")
+    return Path(override) if override else REPOSITORY / "tokenizers"
+
+
+@dataclass(frozen=True)
+class TrainingOptions:
+    """SentencePiece settings ragkit trains with (recorded in the manifest)."""
+
+    vocab_size: int
+    algorithm: Algorithm = "unigram"
+    normalized: bool = True
+    character_coverage: float = 0.9995
+    seed: int = 0
+    max_sentences: int = 2_000_000
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """A loaded model; ``normalized`` models normalize their input with ragkit first."""
+
+    language: str
+    processor: spm.SentencePieceProcessor
+    normalized: bool
+    name: str
+
+    def prepare(self, text: str) -> str:
+        """Text as the model was trained on it: normalized (if so) with whitespace runs as one
+        space (training sentences never hold a line break, so one would encode as unknown)."""
+        text = normalizer_for(self.language).apply(text).text if self.normalized else text
+        return " ".join(text_only(text).split())
+
+    def encode(self, text: str) -> list[str]:
+        """Pieces of ``text`` (normalized first when the model was trained normalized)."""
+        return self.processor.encode(self.prepare(text), out_type=str)
+
+    def count(self, text: str) -> int:
+        """Number of tokens in ``text``.
+
+        Example:
+            >>> tokenizer_for("en").count("") # doctest: +SKIP
+            0
+        """
+        return len(self.processor.encode(self.prepare(text))) if text.strip() else 0
+
+    def pieces(self, text: str) -> list[str]:
+        """Pieces of ``text`` as given (no normalization: ``text`` is already a matching key)."""
+        return self.processor.encode(text_only(text), out_type=str)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.processor.get_piece_size()
+
+    @property
+    def unk_id(self) -> int:
+        return self.processor.unk_id()
+
+
+def sentences(texts: Iterable[str]) -> Iterator[str]:
+    """Training sentences: texts split at sentence ends and newlines, long ones cut.
+
+    Example:
+        >>> list(sentences(["One. Two!\\nThree"]))
+        ['One.', 'Two!', 'Three']
+    """
+    for text in texts:
+        for sentence in _SENTENCE_SPLIT.split(text):
+            sentence = sentence.strip()
+            while sentence:
+                yield sentence[:MAX_SENTENCE_CHARS]
+                sentence = sentence[MAX_SENTENCE_CHARS:].strip()
+
+
+def prepare_texts(texts: Iterable[str], language: str, normalized: bool) -> Iterator[str]:
+    """``texts`` as a model for ``language`` sees them: normalized, or as they are."""
+    normalizer = normalizer_for(language)
+    for text in texts:
+        yield normalizer.apply(text).text if normalized else text
+
+
+def train(texts: Iterable[str], options: TrainingOptions, label: str = "model") -> bytes:
+    """Train a SentencePiece model on ``texts`` (already prepared: see :func:`prepare_texts`).
+
+    Deterministic for a fixed corpus, options and seed: one thread, seeded sampling.
+    Returns the serialized model; :func:`load_bytes` turns it into a :class:`Tokenizer`.
+    """
+    corpus = sentences(texts)
+    model = io.BytesIO()
+    spm.set_random_generator_seed(options.seed)
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=corpus,
+            model_writer=model,
+            model_type=options.algorithm,
+            vocab_size=options.vocab_size,
+            character_coverage=options.character_coverage,
+            input_sentence_size=options.max_sentences,
+            shuffle_input_sentence=True,
+            normalization_rule_name="identity",  # ragkit normalizes; offsets stay exact
+            split_digits=True,
+            num_threads=1,
+            max_sentence_length=MAX_SENTENCE_CHARS * 4,
+            hard_vocab_limit=False,  # a small corpus yields fewer pieces, not an error
+            minloglevel=2,
+        )
+    except RuntimeError as error:
+        raise RagkitError(
+            f"tokenizer training for {label} failed: {error}; a smaller --vocab-size "
+            "or a larger corpus fixes 'Vocabulary size too high'"
+        ) from error
+    return model.getvalue()
+
+
+def load_bytes(model: bytes, language: str, normalized: bool = True, name: str = "") -> Tokenizer:
+    processor = spm.SentencePieceProcessor(model_proto=model)
+    return Tokenizer(language, processor, normalized, name or f"{language} model")
+
+
+def load(path: Path, language: str, normalized: bool = True) -> Tokenizer:
+    """Load a model file; a missing or damaged file is a :class:`RagkitError` naming it."""
+    try:
+        return load_bytes(path.read_bytes(), language, normalized, name=path.name)
+    except (OSError, RuntimeError) as error:
+        raise RagkitError(f"{path}: cannot load SentencePiece model ({error})") from error
+
+
+def model_hash(model: bytes) -> str:
+    """SHA-256 of the vocabulary (pieces and scores): equal for reproducible trainings."""
+    processor = spm.SentencePieceProcessor(model_proto=model)
+    digest = hashlib.sha256()
+    for index in range(processor.get_piece_size()):
+        digest.update(f"{processor.id_to_piece(index)}\t{processor.get_score(index)}\n".encode())
+    return digest.hexdigest()
+
+
+@functools.cache
+def tokenizer_for(language: str) -> Tokenizer:
+    """The shipped tokenizer for ``language``, else the multilingual one.
+
+    Raises :class:`RagkitError` when ``tokenizers/`` holds neither.
+    """
+    folder = tokenizers_dir()
+    for name in (language, MULTILINGUAL):
+        path = folder / f"{name}.model"
+        if path.is_file():
+            return load(path, language)
+    raise RagkitError(
+        f"no tokenizer for {language!r} nor {MULTILINGUAL!r} in {folder}; train one with "
+        f"`ragkit tokenizer train --lang {language}` or set RAGKIT_TOKENIZERS"
+    )
