@@ -2,8 +2,9 @@
 
 - :mod:`~ragkit.documents.discovery`: which files under the given paths are ingested, and why
   the others are skipped;
-- :mod:`~ragkit.documents.load`: the :class:`Document` record and one loader per file type
-  (text, Markdown, HTML, PDF, JSONL).
+- :mod:`~ragkit.documents.types`: the :class:`Document` record and its :class:`Block` spans;
+- :mod:`~ragkit.documents.formats`: one reader per file type (text, Markdown, HTML, PDF, JSONL);
+- :mod:`~ragkit.documents.load`: bounded reads, the reader by suffix, whole folders.
 
 Example:
     >>> from ragkit.documents import text_blocks
@@ -12,17 +13,9 @@ Example:
 """
 
 from ragkit.documents.discovery import SkippedFile, discover, display_path
-from ragkit.documents.load import (
-    Block,
-    Document,
-    LoadResult,
-    content_hash,
-    iter_batches,
-    load_file,
-    load_paths,
-    max_file_bytes,
-    text_blocks,
-)
+from ragkit.documents.formats import text_blocks
+from ragkit.documents.load import iter_batches, load_file, load_paths, max_file_bytes
+from ragkit.documents.types import Block, Document, LoadResult, content_hash
 
 __all__ = [
     "Block",
