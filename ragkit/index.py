@@ -10,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from ragkit.chunking import ChunkingRecord
 from ragkit.config import RERANK_SETTINGS, Settings
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_DIMENSION, AUTO_MODEL
@@ -55,6 +57,33 @@ class Hit:
     title: str = ""
     language: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """An index at a glance (``ragkit info``); ``chunkers_chosen`` counts documents per chosen
+    chunker (``unrecorded`` for documents indexed before the choice was kept)."""
+
+    path: str
+    generation: int
+    embedding_model: str
+    dimension: int
+    chunker: str
+    documents: int
+    chunks: int
+    vectors: int
+    chunkers_chosen: dict[str, int]
+
+    def rows(self) -> list[tuple[str, str]]:
+        """``(field, value)`` pairs to print, in order.
+
+        Example:
+            >>> IndexInfo("i", 1, "m", 4, "adaptive", 2, 3, 3, {"sentence": 2}).rows()[-1]
+            ('chunkers chosen', 'sentence 2')
+        """
+        chosen = ", ".join(f"{name} {count}" for name, count in self.chunkers_chosen.items())
+        fields = [(f.name, str(getattr(self, f.name))) for f in dataclasses.fields(self)][:-1]
+        return [*fields, ("chunkers chosen", chosen or "—")]
 
 
 class Index:
@@ -174,10 +203,9 @@ class Index:
         """
         return matching_key(text, language, self.settings)
 
-    def chunking(self, key: str) -> dict[str, Any]:
+    def chunking(self, key: str) -> ChunkingRecord:
         """The chunking record of the document ``key``: the chosen chunker and, for adaptive
-        chunking, every candidate's metric scores (:meth:`ragkit.chunking.Selection.as_dict`).
-        """
+        chunking, every candidate's metric scores."""
         record = self.store.chunking(key)
         if record is None:
             raise RagkitError(f"{self.store.folder}: no document {key!r} (keys are file paths)")
@@ -243,16 +271,20 @@ class Index:
             if i in rows
         ]
 
-    def info(self) -> dict[str, Any]:
-        return {
-            "path": str(self.store.folder),
-            "generation": self.store.generation,
-            "embedding_model": self.settings.embedding_model,
-            "dimension": self.store.dimension,
-            "chunker": self.settings.chunker,
-            **self.store.counts(),
-            "chunkers chosen": self.store.chunker_counts(),
-        }
+    def info(self) -> IndexInfo:
+        """Where the index is, its model and chunker, its counts and the chunkers chosen."""
+        counts = self.store.counts()
+        return IndexInfo(
+            path=str(self.store.folder),
+            generation=self.store.generation,
+            embedding_model=self.settings.embedding_model,
+            dimension=self.store.dimension,
+            chunker=self.settings.chunker,
+            documents=counts["documents"],
+            chunks=counts["chunks"],
+            vectors=counts["vectors"],
+            chunkers_chosen=self.store.chunker_counts(),
+        )
 
     def close(self) -> None:
         self.store.close()

@@ -111,7 +111,7 @@ def test_served_deployment_runs_on_a_real_server(tmp_path: Path, corpus: Path) -
             run = run_deployment("ragkit-ingest/nightly", timeout=400, poll_interval=2)
         assert run.state is not None and run.state.is_completed(), serve_log.read_text()[-3000:]
         opened = Index.open(index)
-        assert opened.info()["documents"] == 5
+        assert opened.info().documents == 5
         assert opened.search("water boiling", k=1)[0].source.endswith("water.md")
         opened.close()
     finally:

@@ -13,6 +13,7 @@ from conftest import MODEL
 from typer.testing import CliRunner
 
 from ragkit import Index, RagkitError, Settings
+from ragkit.chunking import ChunkingRecord
 from ragkit.cli import app
 from ragkit.documents import Document, text_blocks
 from ragkit.pipeline import DocumentChunker, embedding_texts, prepare, sparse_terms
@@ -46,24 +47,24 @@ def test_ingest_is_adaptive_by_default_and_records_scores(tmp_path: Path, long_d
     index.ingest([long_doc])
     record = index.chunking(str(long_doc / "long.md"))
     candidates = {"fixed-64", "sentence", "recursive", "structure", "semantic"}
-    assert set(record["scores"]) == candidates
-    assert record["chosen"] in candidates and record["skipped"] == []
-    for scores in record["scores"].values():
+    assert set(record.scores) == candidates
+    assert record.chosen in candidates and record.skipped == ()
+    for scores in record.scores.values():
         assert set(scores) == {"SC", "BI", "ICC", "DCC", "RC", "score"}
         assert all(0.0 <= v <= 1.0 for v in scores.values())
-    best = max(record["scores"].values(), key=lambda s: s["score"])
-    assert record["scores"][record["chosen"]]["score"] == best["score"]
+    best = max(record.scores.values(), key=lambda s: s["score"])
+    assert record.scores[record.chosen]["score"] == best["score"]
     rows = index.store.db.execute(
         "SELECT DISTINCT c.chunker FROM chunks c JOIN documents d ON d.id = c.document_id "
         "WHERE d.key = ?",
         (str(long_doc / "long.md"),),
     ).fetchall()
-    assert rows == [(record["chosen"],)]
+    assert rows == [(record.chosen,)]
     # A document within one budget: every candidate agrees, so nothing is embedded to score it.
     short = index.chunking(str(long_doc / "short.txt"))
-    assert short["skipped"] == ["DCC", "ICC"]
-    counts = index.info()["chunkers chosen"]
-    assert sum(counts.values()) == 2 and counts[record["chosen"]] >= 1
+    assert short.skipped == ("DCC", "ICC")
+    counts = index.info().chunkers_chosen
+    assert sum(counts.values()) == 2 and counts[record.chosen] >= 1
     with pytest.raises(RagkitError, match="no document"):
         index.chunking("missing.txt")
 
@@ -73,8 +74,8 @@ def test_fixed_chunker_setting(tmp_path: Path, long_doc: Path) -> None:
     index.ingest([long_doc])
     chunkers = {row[0] for row in index.store.db.execute("SELECT chunker FROM chunks")}
     assert chunkers == {"fixed-256"}
-    assert index.chunking(str(long_doc / "long.md")) == {"chosen": "fixed-256"}
-    assert index.info()["chunkers chosen"] == {"fixed-256": 2}
+    assert index.chunking(str(long_doc / "long.md")) == ChunkingRecord("fixed-256")
+    assert index.info().chunkers_chosen == {"fixed-256": 2}
     with pytest.raises(RagkitError, match="chunker='fixed'"):
         Index.open(tmp_path / "index", chunker="sentence")
 
@@ -101,11 +102,11 @@ def test_index_without_chunking_column_still_opens(tmp_path: Path, long_doc: Pat
     db.close()
 
     reopened = Index.open(folder)
-    assert reopened.info()["chunkers chosen"] == {"unrecorded": 1}
-    assert reopened.chunking(str(long_doc / "short.txt")) == {}
+    assert reopened.info().chunkers_chosen == {"unrecorded": 1}
+    assert not reopened.chunking(str(long_doc / "short.txt")).recorded
     assert reopened.search("cats", k=1)[0].source.endswith("short.txt")
     reopened.ingest([long_doc / "long.md"])
-    counts = reopened.info()["chunkers chosen"]
+    counts = reopened.info().chunkers_chosen
     assert counts.pop("unrecorded") == 1 and sum(counts.values()) == 1
 
 

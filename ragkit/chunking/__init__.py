@@ -25,12 +25,13 @@ from ragkit.chunking.registry import available_chunkers, get_chunker, register
 from ragkit.chunking.semantic import SemanticChunker
 from ragkit.chunking.sentence import SentenceChunker
 from ragkit.chunking.structure import StructureChunker
-from ragkit.chunking.types import Chunk, TokenCounter, count_tokens, counter_for
+from ragkit.chunking.types import Chunk, ChunkingRecord, TokenCounter, count_tokens, counter_for
 
 __all__ = [
     "AdaptiveChunker",
     "Chunk",
     "Chunker",
+    "ChunkingRecord",
     "DocumentContext",
     "FixedChunker",
     "RecursiveChunker",

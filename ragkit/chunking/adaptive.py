@@ -23,6 +23,7 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +41,7 @@ from ragkit.chunking.references import Resolver, reference_pairs, references_com
 from ragkit.chunking.semantic import SemanticChunker
 from ragkit.chunking.sentence import SentenceChunker
 from ragkit.chunking.structure import StructureChunker
-from ragkit.chunking.types import Chunk, TokenCounter, counter_for
+from ragkit.chunking.types import Chunk, ChunkingRecord, TokenCounter, counter_for
 from ragkit.documents import Block, Document
 from ragkit.errors import RagkitError
 
@@ -66,15 +67,14 @@ class Selection:
     seconds: float
     skipped: tuple[str, ...] = field(default=())
 
-    def as_dict(self) -> dict[str, object]:
-        """JSON-ready record (what the index stores next to the document)."""
-        return {
-            "chosen": self.chosen,
-            "scores": self.scores,
-            "weights": self.weights,
-            "seconds": round(self.seconds, 4),
-            "skipped": list(self.skipped),
-        }
+    @property
+    def record(self) -> ChunkingRecord:
+        """What the index keeps next to the document."""
+        return ChunkingRecord(self.chosen, self.scores, self.weights, self.seconds, self.skipped)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready record (:meth:`ChunkingRecord.as_dict`)."""
+        return self.record.as_dict()
 
 
 def score_chunking(

@@ -14,8 +14,9 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from ragkit.errors import RagkitError
 from ragkit.tokenize import tokenizer_for
@@ -62,3 +63,61 @@ def counter_for(language: str) -> TokenCounter:
     except RagkitError as error:
         log.warning("%s; chunk budgets count regex tokens", error)
         return count_tokens
+
+
+@dataclass(frozen=True)
+class ChunkingRecord:
+    """How one document was chunked, as its index keeps it.
+
+    ``chosen`` names the chunker whose chunks were kept (``""``: indexed before ragkit
+    recorded this). Adaptive chunking also keeps every candidate's metric scores
+    (``scores[label][metric]``, with ``score`` the weighted mean), the ``weights``, the
+    ``seconds`` spent and the metrics it did not compute (``skipped``).
+
+    Example:
+        >>> ChunkingRecord("fixed-256").as_dict()
+        {'chosen': 'fixed-256'}
+        >>> ChunkingRecord.from_dict({}).recorded, ChunkingRecord.from_dict({}).adaptive
+        (False, False)
+    """
+
+    chosen: str = ""
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)
+    weights: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    skipped: tuple[str, ...] = ()
+
+    @property
+    def recorded(self) -> bool:
+        """False for documents indexed before the choice was recorded."""
+        return bool(self.chosen)
+
+    @property
+    def adaptive(self) -> bool:
+        """True when candidates were scored (adaptive chunking), not fixed by settings."""
+        return bool(self.scores)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON the index stores (``{}`` unrecorded, ``{"chosen": …}`` fixed)."""
+        if not self.recorded:
+            return {}
+        if not self.adaptive:
+            return {"chosen": self.chosen}
+        return {
+            "chosen": self.chosen,
+            "scores": self.scores,
+            "weights": self.weights,
+            "seconds": round(self.seconds, 4),
+            "skipped": list(self.skipped),
+        }
+
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, Any]) -> ChunkingRecord:
+        """A record from its stored JSON (:meth:`as_dict`)."""
+        return cls(
+            chosen=str(stored.get("chosen", "")),
+            scores=dict(stored.get("scores") or {}),
+            weights=dict(stored.get("weights") or {}),
+            seconds=float(stored.get("seconds", 0.0)),
+            skipped=tuple(stored.get("skipped") or ()),
+        )

@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import typer
 from pydantic import ValidationError
 from rich.table import Table
 
-from ragkit.chunking import Chunk
+from ragkit.chunking import Chunk, ChunkingRecord
 from ragkit.chunking.adaptive import METRICS
 from ragkit.cli.output import console, fail, option_error
 from ragkit.config import DEFAULT_MODEL, Settings
@@ -63,36 +62,36 @@ def lazy_embed(model: str) -> Callable[[list[str]], np.ndarray]:
     return embed
 
 
-def explain_table(record: dict[str, Any], title: str) -> Table:
-    """The chunker × metric table of a chunking record (:meth:`Selection.as_dict`), best
-    first, the chosen row marked."""
+def explain_table(record: ChunkingRecord, title: str) -> Table:
+    """The chunker × metric table of an adaptive chunking record, best first, the chosen row
+    marked."""
     table = Table(title=title)
     table.add_column("chunker")
     for column in (*METRICS, "score"):
         table.add_column(column, justify="right")
-    rows = sorted(record.get("scores", {}).items(), key=lambda item: -item[1]["score"])
+    rows = sorted(record.scores.items(), key=lambda item: -item[1]["score"])
     for label, scores in rows:
         cells = [f"{scores[m]:.3f}" if m in scores else "—" for m in (*METRICS, "score")]
-        marker = "[bold green]✓ " if label == record["chosen"] else "  "
+        marker = "[bold green]✓ " if label == record.chosen else "  "
         table.add_row(f"{marker}{label}", *cells)
     return table
 
 
-def print_chunking(title: str, record: dict[str, Any]) -> None:
+def print_chunking(title: str, record: ChunkingRecord) -> None:
     """Print how a document was chunked: the table and the choice (``ragkit chunk --explain``,
     ``ragkit info --document``)."""
-    if not record:
+    if not record.recorded:
         console.print(f"{title}: no chunking record (indexed before ragkit recorded one)")
         return
-    if record.get("scores"):
+    if record.adaptive:
         console.print(explain_table(record, title))
-        skipped = record.get("skipped") or []
+        skipped = record.skipped
         console.print(
-            f"chosen [bold]{record['chosen']}[/] in {record['seconds']:.2f} s"
+            f"chosen [bold]{record.chosen}[/] in {record.seconds:.2f} s"
             + (f" · not computed: {', '.join(skipped)}" if skipped else "")
         )
     else:
-        console.print(f"{title}: chunked with [bold]{record['chosen']}[/] (fixed by settings)")
+        console.print(f"{title}: chunked with [bold]{record.chosen}[/] (fixed by settings)")
 
 
 def _print_chunks(chunks: list[Chunk]) -> None:
@@ -148,7 +147,7 @@ def chunk_command(
                     {
                         "document": document.key,
                         "chunks": [c.__dict__ | {"block_ids": list(c.block_ids)} for c in chunks],
-                        "selection": selection,
+                        "selection": selection.as_dict() if selection else None,
                     }
                 )
                 continue

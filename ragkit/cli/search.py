@@ -100,8 +100,6 @@ def info(
     except RagkitError as error:
         fail(error)
     table = Table("field", "value")
-    for key, value in details.items():
-        if isinstance(value, dict):
-            value = ", ".join(f"{name} {count}" for name, count in value.items()) or "—"
-        table.add_row(key, str(value))
+    for name, value in details.rows():
+        table.add_row(name, value)
     console.print(table)

@@ -20,7 +20,7 @@ Example:
     >>> doc = Document("a.txt", "a.txt", text, "hash", text_blocks(text))
     >>> settings = Settings(chunker="sentence")
     >>> (prepared,) = prepare([doc], DocumentChunker(settings), settings)
-    >>> [c.text for c in prepared.chunks], prepared.chunking["chosen"]
+    >>> [c.text for c in prepared.chunks], prepared.chunking.chosen
     (['Water boils at 100 degrees. Ice melts at zero.'], 'sentence')
     >>> prepared.terms
     ['water boil 100 degre ice melt zero']
@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ragkit.chunking import AdaptiveChunker, Chunk, Chunker, get_chunker
+from ragkit.chunking import AdaptiveChunker, Chunk, Chunker, ChunkingRecord, get_chunker
 from ragkit.chunking.context import Embed
 from ragkit.config import Settings
 from ragkit.documents import Document, LoadResult, SkippedFile, load_file
@@ -69,16 +69,15 @@ __all__ = [
 class PreparedDocument:
     """A document chunked and normalized, waiting for its vectors.
 
-    ``chunking`` is the record the index keeps for the document: for adaptive chunking
-    :meth:`ragkit.chunking.Selection.as_dict` (chosen chunker, every candidate's metric scores,
-    weights, seconds); for a fixed chunker ``{"chosen": label}``.
+    ``chunking`` is the record the index keeps for the document: the chosen chunker and, for
+    adaptive chunking, every candidate's metric scores (:class:`ragkit.chunking.ChunkingRecord`).
     """
 
     document: Document
     chunks: list[Chunk]
     match_texts: list[str]
     terms: list[str]
-    chunking: dict[str, Any]
+    chunking: ChunkingRecord
 
 
 def is_io_error(error: BaseException) -> bool:
@@ -132,13 +131,13 @@ class DocumentChunker:
                 options["embed"] = embed
             self.single = get_chunker(settings.chunker, **options)
 
-    def __call__(self, documents: Sequence[Document]) -> list[tuple[list[Chunk], dict[str, Any]]]:
+    def __call__(self, documents: Sequence[Document]) -> list[tuple[list[Chunk], ChunkingRecord]]:
         """Each document's chunks and the chunking record the index stores for it (adaptive
         scoring embeds the sentences of all ``documents`` in one batched call)."""
         if self.adaptive is not None:
-            return [(s.chunks, s.as_dict()) for s in self.adaptive.chunk_many(documents)]
+            return [(s.chunks, s.record) for s in self.adaptive.chunk_many(documents)]
         assert self.single is not None
-        label = {"chosen": self.single.label}
+        label = ChunkingRecord(self.single.label)
         return [(self.single.chunk(d.text, d.blocks, d.language), label) for d in documents]
 
 

@@ -38,7 +38,7 @@ from typing import Any
 import faiss
 import numpy as np
 
-from ragkit.chunking import Chunk
+from ragkit.chunking import Chunk, ChunkingRecord
 from ragkit.config import Settings
 from ragkit.documents import Document
 from ragkit.errors import RagkitError
@@ -84,7 +84,7 @@ class PendingDocument:
     vectors: np.ndarray
     match_texts: list[str]  # each chunk's normalized matching key (ragkit.normalize)
     terms: list[str]  # each chunk's sparse terms: space-joined SentencePiece pieces
-    chunking: dict[str, Any] = field(default_factory=dict)  # chunker choice and metric scores
+    chunking: ChunkingRecord = field(default_factory=ChunkingRecord)  # chunker choice, scores
 
 
 class Store:
@@ -260,10 +260,10 @@ class Store:
         )
         return {str(name): int(count) for name, count in rows}
 
-    def chunking(self, key: str) -> dict[str, Any] | None:
+    def chunking(self, key: str) -> ChunkingRecord | None:
         """The chunking record of the document ``key`` (None when no such document)."""
         row = self.db.execute("SELECT chunking FROM documents WHERE key = ?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+        return None if row is None else ChunkingRecord.from_dict(json.loads(row[0]))
 
     def counts(self) -> dict[str, int]:
         documents = self.db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
@@ -410,7 +410,7 @@ class Store:
                     doc.language,
                     json.dumps(doc.metadata, ensure_ascii=False),
                     doc.text,
-                    json.dumps(item.chunking, ensure_ascii=False),
+                    json.dumps(item.chunking.as_dict(), ensure_ascii=False),
                 ),
             ).lastrowid
             rows = zip(item.chunks, item.vectors, item.match_texts, item.terms, strict=True)

@@ -52,7 +52,7 @@ def first_stage_index(folder: Path, judgments: Judgments, model: str) -> Index:
     from ragkit.index import Index
 
     index = Index.open(folder, create=True, model=model)
-    if index.info()["documents"] == 0:
+    if index.info().documents == 0:
         log.info("%s: indexing %s for the first stage", judgments.dataset, judgments.corpus)
         index.ingest([judgments.corpus])
     return index
