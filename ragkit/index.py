@@ -24,7 +24,6 @@ from ragkit.config import RERANK_SETTINGS, Settings
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_DIMENSION, AUTO_MODEL
 from ragkit.errors import RagkitError
-from ragkit.normalize import detect_language
 from ragkit.pipeline import (
     Ingest,
     IngestReport,
@@ -34,6 +33,7 @@ from ragkit.pipeline import (
     matching_key,
     sparse_terms,
 )
+from ragkit.pipeline.languages import query_languages
 from ragkit.search.fusion import SEARCH_MODES, FusionMethod, SearchMode, fuse
 from ragkit.store import DB_NAME, Store
 from ragkit.store.lock import WriteLock
@@ -219,6 +219,7 @@ class Index:
         filters: dict[str, Any] | None = None,
         fusion: FusionMethod | None = None,
         rerank: bool = False,
+        language: str | None = None,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query``, best first.
 
@@ -228,10 +229,13 @@ class Index:
         ``fusion`` setting).
         ``rerank``: the first stage's top ``rerank_depth`` go through the groupwise reranker
         (:mod:`ragkit.rerank`) and ``score`` becomes the reranker's (interpolated) score.
+        ``language``: analyze the query as this language (ISO 639 code). By default it is
+        analyzed with the languages the index holds for the query's script
+        (:func:`ragkit.pipeline.languages.query_languages`), never with one it does not hold.
         """
         if rerank:
             depth = max(k, self.settings.rerank_depth)
-            candidates = self.search(query, depth, mode, filters, fusion)
+            candidates = self.search(query, depth, mode, filters, fusion, language=language)
             return self.reranker.rerank_hits(query, candidates, k)
         if mode not in SEARCH_MODES:
             raise RagkitError(f"search mode {mode!r}: use one of {', '.join(SEARCH_MODES)}")
@@ -240,14 +244,16 @@ class Index:
         allowed = self.store.filtered_chunk_ids(filters) if filters else None
         depth = max(k, self.settings.fusion_depth)
         rankings = []
-        language = detect_language(query)
-        key = self.matching_key(query, language)
+        languages = [language] if language else query_languages(query, self.store.languages())
+        keys = [self.matching_key(query, each) for each in languages]
         if mode in ("hybrid", "dense"):
-            text = key if self.settings.normalization == "pre-index" else query
+            text = keys[0] if self.settings.normalization == "pre-index" else query
             vector = self.encoder.encode_queries([text])[0]
             rankings.append(self.store.search_vectors(vector, depth, allowed))
         if mode in ("hybrid", "sparse"):
-            rankings.append(self.store.search_terms(self.terms(key, language), depth, allowed))
+            analyzed = (self.terms(key, each) for key, each in zip(keys, languages, strict=True))
+            terms = list(dict.fromkeys(term for each in analyzed for term in each))
+            rankings.append(self.store.search_terms(terms, depth, allowed))
         if len(rankings) == 1:
             scored = rankings[0][:k]
         else:

@@ -14,7 +14,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from ragkit.cli.output import console, fail
+from ragkit.cli.output import console, errors, fail
 from ragkit.errors import RagkitError
 
 
@@ -30,6 +30,12 @@ def query(
         [], "--filter", help="KEY=VALUE: language, source (glob) or a metadata key."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print hits as JSON."),
+    lang: str | None = typer.Option(
+        None,
+        "--lang",
+        help="Analyze the query as this language (ISO 639 code, e.g. en, ar); default: the "
+        "languages the index holds for the query's script.",
+    ),
     rerank: bool = typer.Option(
         False, "--rerank", help="Rerank the top candidates with the groupwise reranker."
     ),
@@ -58,6 +64,13 @@ def query(
             raise RagkitError(f"--fusion {fusion!r}: use rrf or weighted")
         overrides: dict[str, Any] = {"rerank_weight": rerank_weight, "reranker": reranker}
         opened = Index.open(index, **{k: v for k, v in overrides.items() if v is not None})
+        held = sorted({language for _, language in opened.store.languages()})
+        if lang is not None and held and lang not in held:
+            errors.print(
+                f"[yellow]note:[/] {index} holds no {lang!r} documents ({', '.join(held)}); "
+                f"the query is analyzed as {lang!r} anyway",
+                soft_wrap=True,
+            )
         hits = opened.search(
             text,
             k=k,
@@ -65,6 +78,7 @@ def query(
             filters=filters or None,
             fusion=fusion,  # type: ignore[arg-type]
             rerank=rerank,
+            language=lang,
         )
     except RagkitError as error:
         fail(error)

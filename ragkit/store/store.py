@@ -107,6 +107,7 @@ class Store:
         self.vectors = self._load_vectors()
         self._sparse: SparseIndex | None = None
         self._sparse_generation = -1
+        self._languages: tuple[int, dict[tuple[str, str], int]] | None = None
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -264,6 +265,20 @@ class Store:
         """The chunking record of the document ``key`` (None when no such document)."""
         row = self.db.execute("SELECT chunking FROM documents WHERE key = ?", (key,)).fetchone()
         return None if row is None else ChunkingRecord.from_dict(json.loads(row[0]))
+
+    def languages(self) -> dict[tuple[str, str], int]:
+        """Characters of text per ``(script, language)`` the index holds, most first (read
+        once per generation)."""
+        self.refresh()
+        cached = self._languages
+        if cached is None or cached[0] != self.generation:
+            rows = self.db.execute(
+                "SELECT script, language, SUM(LENGTH(text)) FROM documents "
+                "GROUP BY script, language ORDER BY 3 DESC, 2"
+            )
+            held = {(str(script), str(language)): int(chars) for script, language, chars in rows}
+            cached = self._languages = (self.generation, held)
+        return cached[1]
 
     def counts(self) -> dict[str, int]:
         documents = self.db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
