@@ -25,6 +25,7 @@ from ragkit.documents import LoadResult, load_file
 from ragkit.embed.models import AUTO_MODEL, choose_model
 from ragkit.errors import RagkitError
 from ragkit.pipeline import DocumentChunker
+from ragkit.pipeline.ingest import text_by_language
 
 
 def parse_weights(spec: str | None) -> dict[str, float] | None:
@@ -127,7 +128,7 @@ def chunk_command(
         result = LoadResult()
         load_file(file, result)
         if model == AUTO_MODEL:
-            model, _ = choose_model(d.language for d in result.documents)
+            model, _ = choose_model(text_by_language(result.documents))
         try:
             settings = Settings(
                 chunker=chunker or "adaptive",

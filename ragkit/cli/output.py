@@ -64,6 +64,8 @@ def option_error(error: ValidationError, options: dict[str, str] | None = None) 
 
 def print_ingest_report(report: IngestReport) -> None:
     """The ingest summary line and skipped files; exit 1 when some files were skipped."""
+    if report.model_choice:
+        console.print(f"embedding model: {report.model_choice}", soft_wrap=True)
     console.print(
         f"files seen {report.files_seen} · documents added {report.documents_added} · "
         f"unchanged {report.documents_unchanged} · removed {report.documents_removed} · "

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -47,30 +47,36 @@ AUTO_MODEL = "auto"
 ENGLISH_MODEL = "all-minilm-l6-v2"
 MULTILINGUAL_MODEL = "multilingual-e5-small"
 AUTO_DIMENSION = 384  # both models ``auto`` can become
-ENGLISH_SHARE = 0.99  # of the documents with a detected language
+ENGLISH_SHARE = 0.99  # of the characters of text in a detected language
 
 
-def choose_model(languages: Iterable[str]) -> tuple[str, str]:
-    """The model ``auto`` becomes for documents in ``languages``, and the reason in words.
+def choose_model(text_by_language: Mapping[str, int]) -> tuple[str, str]:
+    """The model ``auto`` becomes for a collection holding ``text_by_language`` (characters of
+    text per language), and the reason in words.
 
     English collections get ``all-minilm-l6-v2`` (English-only, better and about 3× faster on
     English than the 4-bit multilingual-e5-small: Cranfield / CISI dense nDCG@10 0.368 / 0.419
     vs 0.356 / 0.335 in ``../shared/data/README.md``); any other mix gets
-    ``multilingual-e5-small``. Documents without a detected language (``und``) do not count.
+    ``multilingual-e5-small``. The choice follows the share of *text*, not a count of
+    documents, so a few short titles guessed wrong do not move it; text without a detected
+    language (``und``) does not count.
 
     Example:
-        >>> choose_model(["en"] * 120 + ["und"])
-        ('all-minilm-l6-v2', '120 of 120 documents are English')
-        >>> choose_model(["en", "en", "ar"])[0]
+        >>> choose_model({"en": 120_000, "und": 300})
+        ('all-minilm-l6-v2', '100.0 % of the text is English (120,000 of 120,000 characters)')
+        >>> choose_model({"en": 9_000, "ar": 1_000})[0]
         'multilingual-e5-small'
     """
-    counted = Counter(language for language in languages if language != "und")
+    counted = Counter({k: v for k, v in text_by_language.items() if k != "und" and v > 0})
     total = sum(counted.values())
     english = counted.get("en", 0)
     if total and english >= ENGLISH_SHARE * total:
-        return ENGLISH_MODEL, f"{english:,} of {total:,} documents are English"
-    mix = ", ".join(f"{language} {n:,}" for language, n in counted.most_common(5)) or "none"
-    return MULTILINGUAL_MODEL, f"documents by language: {mix}"
+        share = f"{100 * english / total:.1f} % of the text is English"
+        return ENGLISH_MODEL, f"{share} ({english:,} of {total:,} characters)"
+    mix = ", ".join(
+        f"{language} {100 * n / total:.1f} %" for language, n in counted.most_common(5)
+    )
+    return MULTILINGUAL_MODEL, f"share of the text by language: {mix or 'none'}"
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ with Unicode hygiene (:mod:`.unicode`) and adds the language's own folding:
 language  steps after hygiene
 ========  ===============================================================================
 ar        Arabic orthography (:mod:`.arabic`): alif variants, alef maksura, diacritics,
-          Quranic marks, Arabic-Indic digits
+          Quranic marks, Arabic-Indic digits; Persian/Urdu letter forms and decomposed
+          hamza folded to the standard Arabic letter
 fa ckb ur Perso-Arabic letters for the language (:mod:`.perso_arabic`), then diacritics
           and digits (alif variants kept: Persian آ is its own letter)
 am ti     Ge'ez homophones (:mod:`.geez`), per-language tables
@@ -32,11 +33,12 @@ Example:
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from typing import Literal
 
 import numpy as np
 
-from ragkit.normalize.arabic import ArabicOptions, ArabicOrthography
+from ragkit.normalize.arabic import ArabicOptions, ArabicOrthography, HamzaComposition
 from ragkit.normalize.base import CharMap, Normalized, Pipeline, RegexSub, Step
 from ragkit.normalize.detect import detect_language, detect_script, detect_spans
 from ragkit.normalize.geez import GeezHomophones
@@ -65,7 +67,7 @@ LANGUAGE_SCRIPT: dict[str, str] = {
 PERSO_ARABIC_LANGUAGES = frozenset({"fa", "ckb", "ur"})
 GEEZ_LANGUAGES = frozenset({"am", "ti"})
 # Perso-Arabic languages keep alif variants (Persian آ) and their own yeh (the script step).
-_PERSO_ARABIC_MARKS = ArabicOptions(alif=False, alef_maksura=False)
+_PERSO_ARABIC_MARKS = ArabicOptions(alif=False, alef_maksura=False, perso_arabic=False)
 
 
 @functools.cache
@@ -87,7 +89,15 @@ def normalizer_for(
         InvisibleCharacters(keep_zwnj=language in ZWNJ_LANGUAGES),
         SpaceCharacters(),  # before NFKC, which would otherwise see every NBSP
     ]
-    options = _PERSO_ARABIC_MARKS if language in PERSO_ARABIC_LANGUAGES else arabic
+    if language in PERSO_ARABIC_LANGUAGES:
+        options = _PERSO_ARABIC_MARKS
+    elif language == "ar":
+        # Arabic typed on a Persian / Urdu keyboard (ک ی ہ ۃ, decomposed hamza) gets the
+        # standard Arabic key.
+        options = arabic
+        steps.append(HamzaComposition())
+    else:  # other Arabic-script languages (ps, ug) write ک ی ہ as letters of their own
+        options = replace(arabic, perso_arabic=False)
     if script == "Arab":
         # Folding before NFKC too: undiacritized text is usually already NFKC, which lets the
         # form check take its fast path; the second pass catches what NFKC decomposes.

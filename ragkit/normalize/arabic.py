@@ -19,7 +19,16 @@ option             default  effect
                             the plain spelling of most words: الرحمٰن → الرحمن) or
                             ``"alef"`` (written out: العٰلمين → العالمين)
 ``digits``         on       Arabic-Indic ٠–٩ and Eastern ۰–۹ → ASCII 0–9
+``perso_arabic``   on       Arabic typed on a Persian, Urdu or Kurdish keyboard: ک ڪ → ك,
+                            ی → ي (one yeh on those keyboards, final or not), ہ ھ ە → ه,
+                            ۃ → ة, ۂ ۀ (heh + hamza, an ezafe mark Arabic does not write)
+                            → ه, ۓ → ي, the Urdu full stop ۔ → ``.``. Only for ``ar``:
+                            fa / ur / ckb keep their letters (their pipelines turn it off)
 =================  =======  ==========================================================
+
+A hamza written as a separate mark after its seat (ي + U+0654 instead of ئ, as some
+keyboards and converters produce) is composed first (:class:`HamzaComposition`), so the
+diacritics step does not strip it: decomposed and precomposed spellings get the same key.
 
 Presentation forms (ﻻ ﷲ ﺃ) are folded by NFKC in :mod:`ragkit.normalize.unicode`, which the
 language pipeline runs first; tatweel is removed there too.
@@ -27,14 +36,17 @@ language pipeline runs first; tatweel is removed there too.
 Example:
     >>> ArabicOrthography()("إِنَّ ٱللَّهَ عَلَىٰ كُلِّ شَيۡءٖ قَدِيرٞ ١٢").text
     'ان الله علي كل شيء قدير 12'
+    >>> ArabicOrthography()("مکتبۃ الشیخ۔ ۱۲").text
+    'مكتبة الشيخ. 12'
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ragkit.normalize.base import CharMap
+from ragkit.normalize.base import CharMap, RegexSub
 
 ALIF_VARIANTS = "\u0622\u0623\u0625\u0671"
 ALEF = "\u0627"
@@ -52,6 +64,34 @@ QURANIC_MARKS = "".join(chr(c) for c in range(0x06D6, 0x06EE))
 EXTENDED_A_MARKS = "".join(chr(c) for c in range(0x08D3, 0x0900))
 ARABIC_INDIC_DIGITS = "٠١٢٣٤٥٦٧٨٩"
 EASTERN_ARABIC_DIGITS = "۰۱۲۳۴۵۶۷۸۹"
+# Letter forms of Persian / Urdu / Kurdish keyboards and the Arabic letter an Arabic writer
+# means by them (ragkit.normalize.perso_arabic maps the other way for fa / ur / ckb).
+PERSO_ARABIC_FORMS: dict[str, str] = {
+    "\u06a9": "\u0643",  # ک KEHEH → ك
+    "\u06aa": "\u0643",  # ڪ SWASH KAF → ك
+    "\u06cc": YEH,  # ی FARSI YEH → ي (the only yeh on a Persian keyboard)
+    "\u06d2": YEH,  # ے YEH BARREE → ي
+    "\u06d3": YEH,  # ۓ YEH BARREE WITH HAMZA → ي
+    "\u06c1": HEH,  # ہ HEH GOAL → ه
+    "\u06be": HEH,  # ھ HEH DOACHASHMEE → ه
+    "\u06d5": HEH,  # ە AE → ه
+    "\u06c2": HEH,  # ۂ HEH GOAL WITH HAMZA ABOVE → ه
+    "\u06c0": HEH,  # ۀ HEH WITH YEH ABOVE → ه
+    "\u06c3": TEH_MARBUTA,  # ۃ TEH MARBUTA GOAL → ة
+    "\u06d4": ".",  # ۔ ARABIC FULL STOP (Urdu) → .
+}
+HAMZA_ABOVE = "\u0654"
+HAMZA_BELOW = "\u0655"
+# Seat + combining hamza → the precomposed letter (NFC composes only some of these pairs, and
+# the Persian yeh ی + hamza not at all).
+_HAMZA_SEATS: dict[tuple[str, str], str] = {
+    (YEH, HAMZA_ABOVE): "\u0626",
+    ("\u06cc", HAMZA_ABOVE): "\u0626",
+    (ALEF_MAKSURA, HAMZA_ABOVE): "\u0626",
+    ("\u0648", HAMZA_ABOVE): "\u0624",
+    (ALEF, HAMZA_ABOVE): "\u0623",
+    (ALEF, HAMZA_BELOW): "\u0625",
+}
 
 
 @dataclass(frozen=True)
@@ -64,6 +104,7 @@ class ArabicOptions:
     diacritics: bool = True
     dagger_alef: Literal["remove", "alef"] = "remove"
     digits: bool = True
+    perso_arabic: bool = True
 
 
 def arabic_table(options: ArabicOptions = ArabicOptions()) -> dict[str, str]:
@@ -87,7 +128,36 @@ def arabic_table(options: ArabicOptions = ArabicOptions()) -> dict[str, str]:
     if options.digits:
         for digits in (ARABIC_INDIC_DIGITS, EASTERN_ARABIC_DIGITS):
             table.update({digit: str(value) for value, digit in enumerate(digits)})
+    if options.perso_arabic:
+        table.update(PERSO_ARABIC_FORMS)
     return table
+
+
+class HamzaComposition(RegexSub):
+    """Compose a seat letter and a following combining hamza into the precomposed letter.
+
+    Harakat typed between the seat and the hamza stay, after the composed letter. The composed
+    letter points at the seat, so offsets still cover the original characters.
+
+    Example:
+        >>> out = HamzaComposition()("شي\u0654")
+        >>> out.text == "شئ", out.offsets.tolist()
+        (True, [0, 1])
+        >>> HamzaComposition()("سا\u0655لة").text
+        'سإلة'
+    """
+
+    def __init__(self) -> None:
+        seats = "".join(sorted({seat for seat, _ in _HAMZA_SEATS}))
+        pattern = re.compile(f"([{seats}])([\u064b-\u0652]*)([{HAMZA_ABOVE}{HAMZA_BELOW}])")
+        super().__init__(pattern, self._compose, name="hamza")
+
+    @staticmethod
+    def _compose(match: re.Match[str]) -> str:
+        key = (match.group(1), match.group(3))
+        if key not in _HAMZA_SEATS:  # e.g. waw + hamza below: no such letter, leave it
+            return match.group()
+        return _HAMZA_SEATS[key] + match.group(2)
 
 
 class ArabicOrthography(CharMap):

@@ -67,6 +67,7 @@ class IngestReport:
     skipped: list[SkippedFile] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     generation: int = 0
+    model_choice: str = ""  # the model an ``auto`` index chose at this ingest, and why
 
     def record_loaded(self, documents: list[Document], skipped: list[SkippedFile]) -> None:
         """Count the files seen (those that gave documents, and skipped ones) and keep the
@@ -84,6 +85,7 @@ class IngestReport:
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "seconds": self.seconds,
             "generation": self.generation,
+            "model_choice": self.model_choice,
         }
 
 
@@ -179,6 +181,7 @@ class Ingest:
         self.settings = settings
         self.stages = stages
         self.encoder = encoder  # None until a stage needs it, or an ``auto`` choice loads it
+        self.model_choice = ""  # "name (why)" when this ingest resolved an ``auto`` model
 
     def _load_encoder(self) -> Encoder:
         """The encoder of :attr:`settings`' model (loaded on first use)."""
@@ -203,6 +206,7 @@ class Ingest:
 
         changed, stale = self._plan(loaded.documents, list(roots), prune, report)
         self._choose_model(changed)
+        report.model_choice = self.model_choice
         report.seconds.update(chunk=0.0, normalize=0.0, embed=0.0, commit=0.0)
         for batch in iter_batches(changed, self.settings.commit_every_documents):
             prepared = self.stages.prepare(
@@ -248,7 +252,7 @@ class Ingest:
         English-only model, warn about the languages of any other documents."""
         languages = [d.language for d in documents]
         if self.settings.embedding_model == AUTO_MODEL and documents:
-            name, reason = choose_model(languages)
+            name, reason = choose_model(text_by_language(documents))
             encoder = Encoder(name, self.settings.embed_batch_size)
             if encoder.dimension != self.store.dimension:
                 raise RagkitError(f"model {name}: {encoder.dimension}-d, the index is not")
@@ -256,7 +260,8 @@ class Ingest:
             self.store.replace_settings(self.store.settings.model_copy(update=chosen))
             self.settings = self.settings.model_copy(update=chosen)
             self.encoder = encoder
-            log.info("embedding model: %s (%s)", name, reason)
+            self.model_choice = f"{name} ({reason})"
+            log.info("embedding model: %s", self.model_choice)
         foreign = Counter(x for x in languages if x not in ("en", "und"))
         if foreign and self.settings.embedding_model in MINILM_NAMES:
             log.warning(
@@ -278,6 +283,22 @@ class Ingest:
         report.generation = self.store.generation
         self.store.log_run(started, report.as_dict())
         return report
+
+
+def text_by_language(documents: Sequence[Document]) -> dict[str, int]:
+    """Characters of text per language (what ``auto`` chooses the model by).
+
+    Example:
+        >>> from ragkit.documents import Document
+        >>> docs = [Document("a", "a", "Water boils.", "h", [], language="en"),
+        ...         Document("b", "b", "الماء يغلي", "h", [], language="ar")]
+        >>> text_by_language(docs)
+        {'en': 12, 'ar': 10}
+    """
+    chars: Counter[str] = Counter()
+    for document in documents:
+        chars[document.language] += len(document.text)
+    return dict(chars)
 
 
 def _embed_progress(
