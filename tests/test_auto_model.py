@@ -35,8 +35,10 @@ def test_english_documents_choose_the_english_model(tmp_path: Path, english: Pat
     assert index.search("wings") == []  # nothing ingested, nothing to embed the query with
     with pytest.raises(RagkitError, match="chosen from the documents of the first ingest"):
         index.encoder  # noqa: B018
-    index.ingest([english])
+    report = index.ingest([english])
     assert index.settings.embedding_model == ENGLISH_MODEL
+    assert report.model_choice.startswith(f"{ENGLISH_MODEL} (100.0 % of the text is English")
+    assert not index.ingest([english]).model_choice  # chosen once, at the first ingest
     assert index.search("aircraft wing drag", k=1)[0].source.endswith("wings.txt")
     index.close()
     reopened = Index.open(tmp_path / "index")
@@ -49,6 +51,10 @@ def test_english_documents_choose_the_english_model(tmp_path: Path, english: Pat
 def test_other_languages_choose_the_multilingual_model(tmp_path: Path, corpus: Path) -> None:
     result = CliRunner().invoke(app, ["ingest", str(corpus), "--index", str(tmp_path / "i")])
     assert result.exit_code == 0, result.output
+    assert f"embedding model: {MULTILINGUAL_MODEL} (share of the text by language: en" in (
+        result.output
+    )
+    assert "ar " in result.output.split("share of the text by language:")[1].splitlines()[0]
     index = Index.open(tmp_path / "i")
     assert index.settings.embedding_model == MULTILINGUAL_MODEL  # the corpus holds Arabic
     assert index.search("الأعمال بالنيات", k=1)[0].source.endswith("prayer.txt")
