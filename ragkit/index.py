@@ -34,6 +34,7 @@ from ragkit.pipeline import (
     sparse_terms,
 )
 from ragkit.pipeline.languages import query_languages
+from ragkit.pipeline.reanalyze import ReanalyzeReport, reanalyze
 from ragkit.search.fusion import SEARCH_MODES, FusionMethod, SearchMode, fuse
 from ragkit.store import DB_NAME, Store
 from ragkit.store.lock import WriteLock
@@ -188,6 +189,17 @@ class Index:
                     model = {"embedding_model": run.settings.embedding_model}
                     self.settings = self.settings.model_copy(update=model)
                 self._encoder = run.encoder or self._encoder
+
+    def reanalyze(self, wait: bool | float = True) -> ReanalyzeReport:
+        """Re-derive every document's language, matching keys and sparse terms with today's
+        rules, under the writer lock, keeping the stored vectors
+        (:func:`ragkit.pipeline.reanalyze.reanalyze`)."""
+        if self.settings.embedding_model == AUTO_MODEL:
+            return ReanalyzeReport(generation=self.store.generation)  # nothing ingested yet
+        with WriteLock(self.store.folder, wait):
+            self.store.refresh()
+            self.store.remove_stale_files()
+            return reanalyze(self.store, self.settings, lambda: self.encoder)
 
     def terms(self, key: str, language: str) -> list[str]:
         """Sparse terms of a matching key (:func:`ragkit.pipeline.sparse_terms`)."""

@@ -17,12 +17,29 @@ from ragkit.errors import RagkitError
 def doctor(
     index: Path = typer.Option(..., "--index", help="Index folder."),
     fix: bool = typer.Option(False, "--repair", help="Rebuild FAISS and BM25 from SQLite."),
+    again: bool = typer.Option(
+        False,
+        "--reanalyze",
+        help="Re-derive languages, matching keys and sparse terms with this version's rules "
+        "(keeps the vectors; an index built before an update matches as new ones do).",
+    ),
 ) -> None:
     """Verify checksums and SQLite ↔ FAISS ↔ BM25 consistency. Exit 1 when problems remain."""
+    from ragkit.index import Index
     from ragkit.store.doctor import diagnose, repair
 
     try:
         found = repair(index) if fix else diagnose(index)
+        if again and not found.problems:
+            redone = Index.open(index).reanalyze()
+            changes = ", ".join(f"{k} {v}" for k, v in redone.languages.items()) or "none"
+            console.print(
+                f"re-analyzed {redone.documents} documents · {redone.changed} changed · "
+                f"languages changed: {changes} · chunks re-embedded {redone.chunks_reembedded} "
+                f"· generation {redone.generation}",
+                soft_wrap=True,
+            )
+            found = diagnose(index)
     except RagkitError as error:
         fail(error)
     console.print(

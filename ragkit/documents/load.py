@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from ragkit.documents.discovery import SkippedFile, discover
 from ragkit.documents.formats import decode_text, html_text, jsonl_documents, pdf_text, text_blocks
@@ -23,6 +24,7 @@ from ragkit.documents.types import Document, LoadResult, content_hash
 from ragkit.errors import RagkitError
 
 DEFAULT_MAX_FILE_MB = 64
+T = TypeVar("T")
 
 
 def max_file_bytes() -> int:
@@ -116,6 +118,12 @@ def load_paths(paths: Iterable[Path]) -> LoadResult:
     return result
 
 
-def iter_batches(items: list[Document], size: int) -> Iterator[list[Document]]:
+def iter_batches(items: Sequence[T], size: int) -> Iterator[list[T]]:
+    """``items`` in consecutive lists of ``size`` (the last may be shorter).
+
+    Example:
+        >>> list(iter_batches([1, 2, 3], 2))
+        [[1, 2], [3]]
+    """
     for start in range(0, len(items), size):
-        yield items[start : start + size]
+        yield list(items[start : start + size])

@@ -1,0 +1,86 @@
+"""An index built with older rules is re-derived in place: languages, keys, terms; vectors kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from conftest import MODEL
+from typer.testing import CliRunner
+
+from ragkit import Index
+from ragkit.cli import app
+
+
+def rows(index: Index) -> dict[tuple[str, int], tuple[str, str, bytes]]:
+    """``(document key, chunk start) → (match_text, terms, vector)``."""
+    return {
+        (key, start): (match, terms, vector)
+        for key, start, match, terms, vector in index.store.db.execute(
+            "SELECT d.key, c.start, c.match_text, c.terms, c.vector FROM chunks c "
+            "JOIN documents d ON d.id = c.document_id"
+        )
+    }
+
+
+def age(index: Index, key: str) -> None:
+    """Make ``key`` look analyzed by an older version: another language, other terms."""
+    db = index.store.db
+    db.execute("UPDATE documents SET language = 'it' WHERE key = ?", (key,))
+    db.execute(
+        "UPDATE chunks SET terms = 'zebr strisc', match_text = 'old key' WHERE document_id = "
+        "(SELECT id FROM documents WHERE key = ?)",
+        (key,),
+    )
+    index.store.build_sparse()
+
+
+def test_reanalysis_restores_what_a_fresh_ingest_derives(tmp_path: Path, corpus: Path) -> None:
+    fresh = Index.open(tmp_path / "fresh", create=True, model=MODEL)
+    fresh.ingest([corpus])
+    index = Index.open(tmp_path / "old", create=True, model=MODEL)
+    index.ingest([corpus])
+    water = str(corpus / "water.md")
+    age(index, water)
+    assert not index.search("steam vapour", k=5, mode="sparse", filters={"source": water})
+    vectors = {k: v[2] for k, v in rows(index).items()}
+
+    report = index.reanalyze()
+    assert (report.documents, report.changed, report.chunks_reembedded) == (5, 1, 0)
+    assert report.languages == {"it → en": 1}
+    assert rows(index) == rows(fresh)  # keys, terms and vectors as a fresh ingest
+    assert {k: v[2] for k, v in rows(index).items()} == vectors  # nothing re-embedded
+    hits = index.search("steam vapour", k=5, mode="sparse")
+    assert hits and hits[0].source == water and hits[0].language == "en"
+    again = index.reanalyze()
+    assert (again.changed, again.generation) == (0, report.generation)
+
+
+def test_pre_index_reembeds_only_chunks_whose_text_changed(tmp_path: Path, corpus: Path) -> None:
+    fresh = Index.open(tmp_path / "fresh", create=True, model=MODEL, normalization="pre-index")
+    fresh.ingest([corpus])
+    index = Index.open(tmp_path / "old", create=True, model=MODEL, normalization="pre-index")
+    index.ingest([corpus])
+    age(index, str(corpus / "water.md"))
+    report = index.reanalyze()
+    chunks = index.store.db.execute(
+        "SELECT COUNT(*) FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.key = ?",
+        (str(corpus / "water.md"),),
+    ).fetchone()[0]
+    assert report.changed == 1 and report.chunks_reembedded == chunks
+    for key, (match, terms, vector) in rows(index).items():
+        expected = rows(fresh)[key]
+        assert (match, terms) == expected[:2]
+        assert np.allclose(
+            np.frombuffer(vector, np.float32), np.frombuffer(expected[2], np.float32), atol=1e-5
+        )
+
+
+def test_doctor_reanalyze_command(tmp_path: Path, corpus: Path) -> None:
+    index = Index.open(tmp_path / "index", create=True, model=MODEL)
+    index.ingest([corpus])
+    age(index, str(corpus / "water.md"))
+    result = CliRunner().invoke(app, ["doctor", "--index", str(index.store.folder), "--reanalyze"])
+    assert result.exit_code == 0, result.output
+    assert "re-analyzed 5 documents · 1 changed · languages changed: it → en 1" in result.output
+    assert "ok" in result.output
