@@ -16,7 +16,7 @@ Example:
     >>> max(scores, key=scores.get)
     'ar'
     >>> arabic_script_evidence("این کتاب را از او گرفتم")["fa"]
-    3.5
+    3.7
 """
 
 from __future__ import annotations
@@ -34,21 +34,34 @@ ZWNJ = "\u200c"
 # that language writes: Arabic reads ک ی ہ ھ ۃ as ك ي ه ه ة; Persian and Urdu read ك ي ى as
 # ک ی ی. Urdu keeps ہ and ه apart (Persian که "that" is not Urdu کہ).
 _TO_ARABIC = str.maketrans(
-    dict.fromkeys("کڪ", "ك") | dict.fromkeys("یى", "ي") | dict.fromkeys("ہھەۂۀ", "ه")
-    | dict.fromkeys("أإآٱ", "ا") | {"ۃ": "ة"}
+    dict.fromkeys("کڪ", "ك")
+    | dict.fromkeys("یى", "ي")
+    | dict.fromkeys("ہھەۂۀ", "ه")
+    | dict.fromkeys("أإآٱ", "ا")
+    | {"ۃ": "ة"}
 )
 _TO_PERSIAN = str.maketrans("كيىۓ", "کییے")
 
-ARABIC_WORDS = frozenset(
-    ["في", "علي", "الي", "عن", "ان", "انه", "انها", "التي", "الذي", "الذين", "اللذين", "هذا", "هذه", "ذلك", "تلك", "قال", "قالت", "كان", "كانت", "لا", "لم", "لن", "قد", "ثم", "هو", "هي", "اذا", "مع", "عند", "فيه", "فيها", "منه", "منها", "الا", "له", "لها", "لهم", "ليس", "هل", "بل", "كما", "عليهم", "حدثنا", "اخبرنا", "يقول"]
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+ARABIC_WORDS = _words(
+    "في علي الي عن ان انه انها التي الذي الذين اللذين هذا هذه ذلك تلك قال قالت كان كانت "
+    "لا لم لن قد ثم هو هي اذا مع عند فيه فيها منه منها الا له لها لهم ليس هل بل كما عليهم "
+    "حدثنا اخبرنا يقول"
 )
-PERSIAN_WORDS = frozenset(
-    ["است", "را", "این", "که", "با", "از", "می", "نمی", "آن", "برای", "هم", "نیز", "تا", "یک", "کرد", "شد", "بود", "شود", "ها", "های", "خود", "اند", "ای", "اما", "باید", "کند", "دارد", "بر", "وی", "چه", "همه", "شده", "کنند", "دیگر", "هر", "اگر", "بود", "نه"]
+PERSIAN_WORDS = _words(
+    "است را این که با از می نمی آن برای هم نیز تا یک کرد شد بود شود ها های خود اند ای "
+    "اما باید کند دارد بر وی چه همه شده کنند دیگر هر اگر نه"
 )
-URDU_WORDS = frozenset(
-    ["ہے", "ہیں", "کے", "کی", "کا", "میں", "اور", "سے", "نے", "کو", "یہ", "وہ", "تھا", "تھی", "تھے", "گیا", "کیا", "ہو", "پر", "بھی", "لیے", "جو", "کہ", "ایک", "اپنے", "نہیں", "کر", "ہوں", "گے", "والے"]
+URDU_WORDS = _words(
+    "ہے ہیں کے کی کا میں اور سے نے کو یہ وہ تھا تھی تھے گیا کیا ہو پر بھی لیے جو کہ ایک "
+    "اپنے نہیں کر ہوں گے والے"
 )
-SORANI_WORDS = frozenset(["لە", "بە", "کە", "و", "بۆ", "ئەم", "ئەو", "دە", "لەگەڵ", "یان", "تا"])
+# Sorani words that carry no Sorani letter are left out (و, تا are Persian and Arabic too).
+SORANI_WORDS = _words("لە بە کە بۆ ئەم ئەو دە لەگەڵ یان")
 
 _ARABIC_ONLY = {"\u0629": 0.5, "\u0649": 0.5, "\u064b": 0.25, "\u064c": 0.5, "\u064d": 0.5}
 _PERSO_URDU = frozenset("پچژگ")  # letters Arabic lacks, written by fa, ur (and ckb)
@@ -70,7 +83,7 @@ def arabic_script_evidence(text: str) -> dict[str, float]:
 
     Example:
         >>> arabic_script_evidence("یہ کتاب ہے")
-        {'ar': 0.0, 'fa': 0.0, 'ur': 3.0, 'ckb': 0.0}
+        {'ar': 0.0, 'fa': 0.2, 'ur': 3.2, 'ckb': 0.0}
     """
     words, letters = evidence_parts(text)
     return {code: words[code] + letters[code] for code in ARABIC_SCRIPT_LANGUAGES}
@@ -82,7 +95,7 @@ def evidence_parts(text: str) -> tuple[dict[str, float], dict[str, float]]:
     Example:
         >>> words, letters = evidence_parts("گفت که")
         >>> words["fa"], letters["fa"]
-        (1.0, 0.5)
+        (1.0, 0.6)
     """
     words = dict.fromkeys(ARABIC_SCRIPT_LANGUAGES, 0.0)
     letters = dict.fromkeys(ARABIC_SCRIPT_LANGUAGES, 0.0)
@@ -112,6 +125,11 @@ def evidence_parts(text: str) -> tuple[dict[str, float], dict[str, float]]:
             letters["ur"] += 0.25
         elif char == "\u06c0":  # ۀ: the Persian ezafe heh
             letters["fa"] += 1
+        elif char == ZWNJ:  # Persian orthography (می‌شود, کتاب‌ها); rare in Urdu
+            letters["fa"] += 0.5
+        elif char in "\u06a9\u06cc":  # ک ی: a Persian/Urdu keyboard, most often that language
+            letters["fa"] += 0.1
+            letters["ur"] += 0.1
     return words, letters
 
 

@@ -1,0 +1,107 @@
+"""Script-first language identification on short texts, restricted routing and profiles."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragkit.normalize import detect_language
+from ragkit.normalize.detect import LanguageGuess, identify
+from ragkit.normalize.profile import LanguageProfile, resolve_language
+
+SHORT_ENGLISH = [
+    "zebra stripes",
+    "router prefix",
+    "quokka tuesday",
+    "Bisection Routine (Algorithm 4)",
+    "FIND (Algorithm 65)",
+]
+ENGLISH_TITLES = [
+    "Boundary layer transition on a flat plate at supersonic speeds",
+    "Use Made of Technical Libraries",
+    "The heat transfer to a blunt body in hypersonic flow",
+]
+
+
+@pytest.mark.parametrize("text", SHORT_ENGLISH)
+def test_short_english_is_english_when_the_collection_is(text):
+    assert identify(text, allowed={"en"}) == LanguageGuess("en", "Latn", 1.0, "script")
+
+
+@pytest.mark.parametrize("text", SHORT_ENGLISH)
+def test_short_latin_text_defaults_to_english(text):
+    guess = identify(text)
+    assert (guess.language, guess.method) == ("en", "default")
+    assert guess.confidence < 0.5
+    assert detect_language(text) == "en"
+
+
+@pytest.mark.parametrize("text", SHORT_ENGLISH)
+def test_english_profile_decides_weak_latin_documents(text):
+    profile = LanguageProfile.from_texts(ENGLISH_TITLES)
+    assert profile.allowed() == ["en"]
+    guess = resolve_language(text, profile)
+    assert (guess.language, guess.method) == ("en", "profile")
+
+
+def test_long_latin_text_is_identified_statistically():
+    guess = identify("Der Hund schläft im Garten, und die Katze liegt auf dem Dach.")
+    assert (guess.language, guess.method) == ("de", "statistical")
+    assert identify("Der Hund schläft im Garten, und die Katze liegt.", ["en"]).language == "en"
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("في البیت", "ar"),  # Arabic typed on a Persian keyboard (ی)
+        ("قال رسول اللہ", "ar"),  # Urdu heh
+        ("الصلاۃ علی النبی", "ar"),  # ۃ and ی
+        ("هذا الكتاب", "ar"),
+        ("این کتاب را", "fa"),
+        ("پدر من آمد و کتاب‌ها را برد", "fa"),
+        ("یہ کتاب ہے", "ur"),
+        ("میں نے کہا", "ur"),
+        ("ئەمە کتێبە", "ckb"),
+        ("لە شار", "ckb"),
+        ("ሰላም ነው", "am"),
+        ("ኣብ ትግራይ", "ti"),
+        ("ቐዳማይ", "ti"),
+    ],
+)
+def test_short_texts_by_letters_and_words(text, language):
+    guess = identify(text)
+    assert guess.language == language
+    assert guess.method in ("letters", "words", "default")
+
+
+def test_arabic_function_words_outweigh_persian_letter_forms():
+    # ک ی ہ are what the keyboard gave; the words are Arabic.
+    guess = identify("قال النبی علیہ السلام فی الکتاب الذی")
+    assert (guess.language, guess.method) == ("ar", "words")
+    assert guess.confidence > 0.9
+
+
+def test_allowed_is_never_left():
+    for text in ("zebra stripes", "في البيت", "ሰላም", "1234", "این کتاب را"):
+        assert identify(text, allowed=["ar", "am"]).language in {"ar", "am"}
+    assert identify("ሰላም", allowed={"en"}) == LanguageGuess("en", "Ethi", 0.0, "default")
+    assert identify("").language == "und"
+
+
+def test_allowed_order_sets_the_default():
+    # No evidence either way (no Persian or Arabic-only letter, no function word).
+    assert identify("سلام", allowed=["fa", "ar"]) == LanguageGuess("fa", "Arab", 0.5, "default")
+    assert identify("سلام", allowed=["ar", "fa"]).language == "ar"
+
+
+def test_profile_accumulates_and_round_trips():
+    profile = LanguageProfile.from_texts(
+        [*ENGLISH_TITLES, "قال رسول الله صلى الله عليه وسلم إنما الأعمال بالنيات"]
+    )
+    assert profile.texts == 4
+    assert profile.dominant("Latn") == "en" and profile.dominant("Arab") == "ar"
+    assert profile.dominant("Ethi") is None
+    assert set(profile.allowed()) == {"en", "ar"}
+    assert LanguageProfile.from_dict(profile.to_dict()) == profile
+    # Strong own evidence is kept whatever the profile says.
+    assert resolve_language("یہ کتاب ہے اور وہ", profile).language == "ur"
+    assert resolve_language("کتاب", profile).language == "ar"
