@@ -52,8 +52,10 @@ class Settings(BaseModel):
     sparse_terms: Literal["auto", "pieces", "stems"] = "auto"
     fusion_depth: int = Field(default=100, ge=1)  # candidates taken from each list
     dense_weight: float = Field(default=0.5, ge=0.0, le=1.0)
-    # Where normalization applies (see ragkit.normalize): matching keys only, or embeddings too.
-    normalization: Literal["post-inference", "pre-index", "off"] = "post-inference"
+    # Where normalization applies (see ragkit.normalize): matching keys only (post-inference),
+    # embeddings too (pre-index), or per language (auto: Arabic-script text is embedded
+    # normalized, other scripts as written; ragkit.pipeline.stages.embeds_normalized).
+    normalization: Literal["auto", "post-inference", "pre-index", "off"] = "auto"
     geez_mode: Literal["homophones", "homophones+labialized"] = "homophones"
     lexical_normalization: bool = False
     # Reranking (ragkit.rerank), used by search(..., rerank=True): a shipped model name or a

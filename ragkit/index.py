@@ -35,6 +35,7 @@ from ragkit.pipeline import (
 )
 from ragkit.pipeline.languages import query_languages
 from ragkit.pipeline.reanalyze import ReanalyzeReport, reanalyze
+from ragkit.pipeline.stages import embeds_normalized
 from ragkit.search.fusion import SEARCH_MODES, FusionMethod, SearchMode, fuse
 from ragkit.store import DB_NAME, Store
 from ragkit.store.lock import WriteLock
@@ -259,7 +260,7 @@ class Index:
         languages = [language] if language else query_languages(query, self.store.languages())
         keys = [self.matching_key(query, each) for each in languages]
         if mode in ("hybrid", "dense"):
-            text = keys[0] if self.settings.normalization == "pre-index" else query
+            text = keys[0] if embeds_normalized(languages[0], self.settings) else query
             vector = self.encoder.encode_queries([text])[0]
             rankings.append(self.store.search_vectors(vector, depth, allowed))
         if mode in ("hybrid", "sparse"):

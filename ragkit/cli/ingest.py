@@ -23,7 +23,9 @@ def ingest(
     normalization: str | None = typer.Option(
         None,
         "--normalization",
-        help="For a new index: post-inference (default; match keys only) | pre-index | off.",
+        help="For a new index: auto (default: Arabic-script text embedded normalized, other "
+        "text as written; matching keys always normalized) | post-inference (match keys only) "
+        "| pre-index | off.",
     ),
     chunker: str | None = typer.Option(
         None,

@@ -66,6 +66,12 @@ def print_ingest_report(report: IngestReport) -> None:
     """The ingest summary line and skipped files; exit 1 when some files were skipped."""
     if report.model_choice:
         console.print(f"embedding model: {report.model_choice}", soft_wrap=True)
+    if report.languages_from_collection:
+        console.print(
+            f"{report.languages_from_collection} documents too short to tell their language "
+            "took the collection's",
+            soft_wrap=True,
+        )
     console.print(
         f"files seen {report.files_seen} · documents added {report.documents_added} · "
         f"unchanged {report.documents_unchanged} · removed {report.documents_removed} · "

@@ -108,6 +108,13 @@ def info(
         if document is not None:
             from ragkit.cli.chunk import print_chunking
 
+            decision = opened.store.language_decision(document)
+            if decision is not None:
+                console.print(
+                    f"language [bold]{decision.language}[/] ({decision.script}) · confidence "
+                    f"{decision.confidence:.2f} · decided by {decision.method}",
+                    soft_wrap=True,
+                )
             print_chunking(document, opened.chunking(document))
             return
         details = opened.info()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragkit.documents.discovery import SkippedFile
-from ragkit.normalize.detect import detect_language, detect_script
+from ragkit.normalize.detect import LanguageGuess, detect_script, identify
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,12 @@ class Block:
 
 @dataclass
 class Document:
-    """One document: its text, where it came from, and its block boundaries."""
+    """One document: its text, where it came from, and its block boundaries.
+
+    ``language`` is decided script first (:func:`ragkit.normalize.detect.identify`) unless
+    given; ``language_confidence`` and ``language_method`` say how sure and what decided
+    (``profile``: the text was too short to tell, the collection's language was taken).
+    """
 
     key: str  # unique within an index: source path, plus "#id" for JSONL records
     source: str
@@ -39,12 +44,30 @@ class Document:
     metadata: dict[str, Any] = field(default_factory=dict)
     script: str = ""
     language: str = ""
+    language_confidence: float = 0.0
+    language_method: str = ""
 
     def __post_init__(self) -> None:
         if not self.script:
             self.script = detect_script(self.text)
         if not self.language:
-            self.language = detect_language(self.text, self.script)
+            self.decide_language(identify(self.text))
+
+    def decide_language(self, guess: LanguageGuess) -> None:
+        """Record a language decision (its language, confidence and method)."""
+        self.language = guess.language
+        self.language_confidence = guess.confidence
+        self.language_method = guess.method
+
+    @property
+    def language_guess(self) -> LanguageGuess:
+        """The recorded decision as a :class:`~ragkit.normalize.detect.LanguageGuess`."""
+        return LanguageGuess(
+            self.language,
+            self.script,
+            self.language_confidence,
+            self.language_method or "default",  # type: ignore[arg-type]
+        )
 
 
 @dataclass

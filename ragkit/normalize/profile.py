@@ -127,12 +127,14 @@ def resolve_language(
     allowed: Collection[str] | None = None,
     min_confidence: float = MIN_CONFIDENCE,
     min_letters: int = MIN_LETTERS,
+    guess: LanguageGuess | None = None,
 ) -> LanguageGuess:
     """A document's language decision: its own evidence, or the profile's when that is weak.
 
     Weak means below ``min_confidence`` or shorter than ``min_letters`` letters (rule-based
     guesses with a clear margin are kept however short). Then the profile's dominant language
-    for the text's script is taken (method ``profile``), if it is allowed.
+    for the text's script is taken (method ``profile``), if it is allowed. ``guess``: the
+    text's own decision when it was already made (identified now otherwise).
 
     Example:
         >>> profile = LanguageProfile({"Arab": {"ar": 500.0, "fa": 5.0}}, 40)
@@ -141,7 +143,7 @@ def resolve_language(
         >>> resolve_language("است را", profile).language
         'fa'
     """
-    guess = identify(text, allowed)
+    guess = guess or identify(text, allowed)
     if profile is None:
         return guess
     letters = sum(char.isalpha() for char in text)

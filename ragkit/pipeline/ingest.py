@@ -36,6 +36,7 @@ from ragkit.documents import Document, LoadResult, SkippedFile, iter_batches, lo
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_MODEL, MINILM_NAMES, MULTILINGUAL_MODEL, choose_model
 from ragkit.errors import RagkitError
+from ragkit.pipeline.languages import collection_profile, resolve_documents
 from ragkit.pipeline.stages import (
     DocumentChunker,
     PreparedDocument,
@@ -68,6 +69,7 @@ class IngestReport:
     seconds: dict[str, float] = field(default_factory=dict)
     generation: int = 0
     model_choice: str = ""  # the model an ``auto`` index chose at this ingest, and why
+    languages_from_collection: int = 0  # documents too short to tell, given the collection's
 
     def record_loaded(self, documents: list[Document], skipped: list[SkippedFile]) -> None:
         """Count the files seen (those that gave documents, and skipped ones) and keep the
@@ -86,6 +88,7 @@ class IngestReport:
             "seconds": self.seconds,
             "generation": self.generation,
             "model_choice": self.model_choice,
+            "languages_from_collection": self.languages_from_collection,
         }
 
 
@@ -201,6 +204,8 @@ class Ingest:
         report = IngestReport()
         clock = time.perf_counter()
         loaded = self.stages.load(list(roots))
+        profile = collection_profile(self.store.languages(), loaded.documents)
+        report.languages_from_collection = resolve_documents(loaded.documents, profile)
         report.record_loaded(loaded.documents, loaded.skipped)
         report.seconds["load"] = time.perf_counter() - clock
 

@@ -2,10 +2,10 @@
 
 Language routing and normalization improve between versions; an index built before keeps the
 languages and terms it was built with until it is re-analyzed. :func:`reanalyze` reads every
-committed document back (:func:`ragkit.store.stored.stored_documents`), detects its language
-again, recomputes each chunk's matching key and sparse terms, and commits the documents where
-anything changed — with their stored vectors. Only an index that embeds normalized text
-(``normalization = "pre-index"``) re-embeds, and only the chunks whose embedded text changed.
+committed document back (:func:`ragkit.store.stored.stored_documents`), decides its language
+again (with the collection's profile for texts too short to tell), recomputes each chunk's matching key and sparse terms, and commits the documents where
+anything changed — with their stored vectors. Only chunks whose embedded text changed are re-embedded
+(text the index embeds normalized: :func:`ragkit.pipeline.stages.embeds_normalized`).
 Chunk boundaries are never redone. ``ragkit doctor --reanalyze`` runs it.
 
 Example:
@@ -25,8 +25,15 @@ import numpy as np
 
 from ragkit.config import Settings
 from ragkit.documents import Document, iter_batches
+from ragkit.normalize.profile import LanguageProfile
 from ragkit.pipeline.ingest import EncoderSource
-from ragkit.pipeline.stages import PreparedDocument, embedding_texts, normalize_document_chunks
+from ragkit.pipeline.languages import resolve_documents
+from ragkit.pipeline.stages import (
+    PreparedDocument,
+    embedding_texts,
+    embeds_normalized,
+    normalize_document_chunks,
+)
 from ragkit.store import PendingDocument, Store
 from ragkit.store.stored import stored_documents
 
@@ -54,11 +61,13 @@ def reanalyze(
     started, clock = datetime.now(UTC).isoformat(), time.perf_counter()
     report = ReanalyzeReport()
     keys = sorted(store.document_hashes())
+    texts = store.db.execute("SELECT text FROM documents")
+    profile = LanguageProfile.from_texts(text for (text,) in texts)
     for group in iter_batches(keys, batch):
         updated: list[PendingDocument] = []
         for old in stored_documents(store, group):
             report.documents += 1
-            item = _reanalyzed(old, settings, encoder, report)
+            item = _reanalyzed(old, profile, settings, encoder, report)
             if item is not None:
                 updated.append(item)
         if updated:
@@ -72,13 +81,24 @@ def reanalyze(
 
 
 def _reanalyzed(
-    old: PendingDocument, settings: Settings, encoder: EncoderSource, report: ReanalyzeReport
+    old: PendingDocument,
+    profile: LanguageProfile,
+    settings: Settings,
+    encoder: EncoderSource,
+    report: ReanalyzeReport,
 ) -> PendingDocument | None:
     """``old`` with today's language, keys and terms, or None when nothing changed."""
     document = _detected_again(old.document)
+    resolve_documents([document], profile)
     keys, terms = normalize_document_chunks(document, old.chunks, settings)
-    if (document.language, document.script, keys, terms) == (
+    decision = (document.language, document.language_confidence, document.language_method)
+    earlier = (
         old.document.language,
+        old.document.language_confidence,
+        old.document.language_method,
+    )
+    if (decision, document.script, keys, terms) == (
+        earlier,
         old.document.script,
         old.match_texts,
         old.terms,
@@ -88,10 +108,12 @@ def _reanalyzed(
         change = f"{old.document.language} → {document.language}"
         report.languages[change] = report.languages.get(change, 0) + 1
     vectors = old.vectors
-    if settings.normalization == "pre-index":
-        before = embedding_texts([_prepared(old.document, old)], settings)
+    if embeds_normalized(document.language, settings) or embeds_normalized(
+        old.document.language, settings
+    ):
+        was = embedding_texts([_prepared(old.document, old)], settings)
         after = embedding_texts([_prepared(document, old, keys, terms)], settings)
-        stale = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+        stale = [i for i, (a, b) in enumerate(zip(was, after, strict=True)) if a != b]
         if stale:
             vectors = old.vectors.copy()
             vectors[stale] = encoder().encode_passages([after[i] for i in stale])
@@ -101,7 +123,9 @@ def _reanalyzed(
 
 def _detected_again(document: Document) -> Document:
     """``document`` with its script and language detected by today's rules."""
-    return dataclasses.replace(document, script="", language="")
+    return dataclasses.replace(
+        document, script="", language="", language_confidence=0.0, language_method=""
+    )
 
 
 def _prepared(

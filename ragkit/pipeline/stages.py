@@ -44,6 +44,7 @@ from ragkit.config import Settings
 from ragkit.documents import Document, LoadResult, SkippedFile, load_file
 from ragkit.errors import RagkitError
 from ragkit.normalize import detect_language, normalize_document
+from ragkit.pipeline.languages import language_script
 from ragkit.search.sparse import analyze, has_stemmer
 from ragkit.store import PendingDocument
 from ragkit.tokenize import Tokenizer, tokenizer_for
@@ -239,12 +240,31 @@ def prepare(
     return prepared
 
 
+NORMALIZED_EMBEDDING_SCRIPTS = frozenset({"Arab"})
+"""Scripts whose text ``normalization = "auto"`` embeds normalized: diacritics and letter
+variants only split words for the bundled encoders (``benchmarks/arabic_retrieval.py``)."""
+
+
+def embeds_normalized(language: str, settings: Settings) -> bool:
+    """Whether the encoder sees ``language``'s matching key rather than the text as written.
+
+    Example:
+        >>> embeds_normalized("ar", Settings()), embeds_normalized("en", Settings())
+        (True, False)
+        >>> embeds_normalized("en", Settings(normalization="pre-index"))
+        True
+    """
+    if settings.normalization == "auto":
+        return language_script(language) in NORMALIZED_EMBEDDING_SCRIPTS
+    return settings.normalization == "pre-index"
+
+
 def embedding_texts(prepared: Sequence[PreparedDocument], settings: Settings) -> list[str]:
-    """What the encoder embeds, in order: each chunk's text (its matching key with
-    ``pre-index``), after its :func:`context_titles` entry when there is one."""
-    pre_index = settings.normalization == "pre-index"
+    """What the encoder embeds, in order: each chunk's text (its matching key when
+    :func:`embeds_normalized`), after its :func:`context_titles` entry when there is one."""
     texts: list[str] = []
     for item in prepared:
+        pre_index = embeds_normalized(item.document.language, settings)
         titles = context_titles(item.document, item.chunks, settings)
         if pre_index and any(titles):  # one title per document: normalize it once
             key = matching_key(item.document.title.strip(), item.document.language, settings)

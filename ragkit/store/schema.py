@@ -35,7 +35,9 @@ CREATE TABLE IF NOT EXISTS documents (
     language TEXT NOT NULL,
     metadata TEXT NOT NULL,
     text TEXT NOT NULL,
-    chunking TEXT NOT NULL DEFAULT '{}'
+    chunking TEXT NOT NULL DEFAULT '{}',
+    language_confidence REAL NOT NULL DEFAULT 0,
+    language_method TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS documents_source ON documents(source);
 CREATE TABLE IF NOT EXISTS chunks (
@@ -58,10 +60,14 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 """
 
-# Columns added after the first format, with the value older rows get.
+# Columns added after the first format, with the definition (and so the value) older rows get.
 _ADDED_COLUMNS = {
-    "chunks": {"match_text": "''", "terms": "''"},
-    "documents": {"chunking": "'{}'"},
+    "chunks": {"match_text": "TEXT NOT NULL DEFAULT ''", "terms": "TEXT NOT NULL DEFAULT ''"},
+    "documents": {
+        "chunking": "TEXT NOT NULL DEFAULT '{}'",
+        "language_confidence": "REAL NOT NULL DEFAULT 0",
+        "language_method": "TEXT NOT NULL DEFAULT ''",
+    },
 }
 
 
@@ -84,8 +90,6 @@ def migrate(connection: sqlite3.Connection) -> None:
     """Add the columns an index built by an earlier version lacks."""
     for table, wanted in _ADDED_COLUMNS.items():
         columns = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
-        for column, default in wanted.items():
+        for column, definition in wanted.items():
             if column not in columns:
-                connection.execute(
-                    f"ALTER TABLE {table} ADD COLUMN {column} TEXT NOT NULL DEFAULT {default}"
-                )
+                connection.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")

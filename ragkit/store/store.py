@@ -42,6 +42,7 @@ from ragkit.chunking import Chunk, ChunkingRecord
 from ragkit.config import Settings
 from ragkit.documents import Document
 from ragkit.errors import RagkitError
+from ragkit.normalize.detect import LanguageGuess
 from ragkit.normalize.unicode import text_only
 from ragkit.search import dense
 from ragkit.search.sparse import SparseIndex
@@ -266,6 +267,18 @@ class Store:
         row = self.db.execute("SELECT chunking FROM documents WHERE key = ?", (key,)).fetchone()
         return None if row is None else ChunkingRecord.from_dict(json.loads(row[0]))
 
+    def language_decision(self, key: str) -> LanguageGuess | None:
+        """How the language of the document ``key`` was decided (None: no such document)."""
+        row = self.db.execute(
+            "SELECT language, script, language_confidence, language_method FROM documents "
+            "WHERE key = ?",
+            (key,),
+        ).fetchone()
+        if row is None:
+            return None
+        language, script, confidence, method = row
+        return LanguageGuess(language, script, float(confidence), method or "default")
+
     def languages(self) -> dict[tuple[str, str], int]:
         """Characters of text per ``(script, language)`` the index holds, most first (read
         once per generation)."""
@@ -414,7 +427,8 @@ class Store:
             doc = item.document
             document_id = self.db.execute(
                 "INSERT INTO documents(key, source, external_id, title, content_hash, script, "
-                "language, metadata, text, chunking) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "language, metadata, text, chunking, language_confidence, language_method) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     doc.key,
                     doc.source,
@@ -426,6 +440,8 @@ class Store:
                     json.dumps(doc.metadata, ensure_ascii=False),
                     doc.text,
                     json.dumps(item.chunking.as_dict(), ensure_ascii=False),
+                    doc.language_confidence,
+                    doc.language_method,
                 ),
             ).lastrowid
             rows = zip(item.chunks, item.vectors, item.match_texts, item.terms, strict=True)

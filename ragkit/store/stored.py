@@ -35,7 +35,8 @@ def stored_documents(store: Store, keys: Sequence[str]) -> list[PendingDocument]
     for key in keys:
         row = store.db.execute(
             "SELECT id, key, source, external_id, title, content_hash, script, language, "
-            "metadata, text, chunking FROM documents WHERE key = ?",
+            "metadata, text, chunking, language_confidence, language_method FROM documents "
+            "WHERE key = ?",
             (key,),
         ).fetchone()
         if row is not None:
@@ -45,7 +46,7 @@ def stored_documents(store: Store, keys: Sequence[str]) -> list[PendingDocument]
 
 def _pending(store: Store, row: tuple) -> PendingDocument:
     document_id, key, source, external_id, title, digest, script, language, metadata = row[:9]
-    text, chunking = row[9:]
+    text, chunking, confidence, method = row[9:]
     document = Document(
         key=key,
         source=source,
@@ -57,6 +58,8 @@ def _pending(store: Store, row: tuple) -> PendingDocument:
         metadata=json.loads(metadata),
         script=script,
         language=language,
+        language_confidence=float(confidence),
+        language_method=method,
     )
     chunks: list[Chunk] = []
     vectors: list[np.ndarray] = []
