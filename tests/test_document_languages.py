@@ -69,3 +69,21 @@ def test_a_short_document_in_a_french_collection_is_french(tmp_path: Path) -> No
     short = index.store.language_decision(str(folder / "short.txt"))
     assert short is not None and (short.language, short.method) == ("fr", "profile")
     assert report.languages_from_collection == 1
+
+
+def test_mixed_collection_records_each_documents_language(tmp_path: Path) -> None:
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    index = Index.open(tmp_path / "index", create=True)
+    report = index.ingest([examples])
+    assert report.model_choice.startswith("multilingual-e5-small (share of the text by language:")
+    for key in index.store.document_hashes():
+        decision = index.store.language_decision(key)
+        assert decision is not None
+        folder = Path(key.split("#")[0]).parent.name
+        expected = key.split("#")[1][:2] if "#" in key else folder
+        if expected in {"en", "ar", "fa", "am"}:
+            assert decision.language == expected, key
+            assert decision.method in {"statistical", "letters", "words"}, key
+    # "يحيى بن سعيد الأنصاري" typed on a Persian keyboard, without diacritics
+    hits = index.search("یحیی بن سعید الانصاری", k=1, mode="sparse")
+    assert hits and hits[0].source.endswith("ar/bukhari-intentions-revelation.txt")
