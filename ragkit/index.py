@@ -202,6 +202,15 @@ class Index:
             self.store.remove_stale_files()
             return reanalyze(self.store, self.settings, lambda: self.encoder)
 
+    def _query_terms(self, keys: list[str], languages: list[str]) -> list[str]:
+        """A query's sparse terms in each of its languages: the first language's as they are
+        (a word the query repeats weighs more), then each other language's new terms."""
+        terms: list[str] = []
+        for key, language in zip(keys, languages, strict=True):
+            seen = set(terms)
+            terms += [term for term in self.terms(key, language) if term not in seen]
+        return terms
+
     def terms(self, key: str, language: str) -> list[str]:
         """Sparse terms of a matching key (:func:`ragkit.pipeline.sparse_terms`)."""
         return sparse_terms(key, language, self.settings)
@@ -264,8 +273,7 @@ class Index:
             vector = self.encoder.encode_queries([text])[0]
             rankings.append(self.store.search_vectors(vector, depth, allowed))
         if mode in ("hybrid", "sparse"):
-            analyzed = (self.terms(key, each) for key, each in zip(keys, languages, strict=True))
-            terms = list(dict.fromkeys(term for each in analyzed for term in each))
+            terms = self._query_terms(keys, languages)
             rankings.append(self.store.search_terms(terms, depth, allowed))
         if len(rankings) == 1:
             scored = rankings[0][:k]
