@@ -1,4 +1,4 @@
-"""The ingest sequence, written once: load → plan → model → per batch (chunk → normalize →
+"""The ingest sequence, written once: load → plan → languages → model → per batch (chunk → normalize →
 embed → commit) → prune → BM25 → run log, timing each stage.
 
 :meth:`ragkit.Index.ingest` runs it with :class:`LocalStages` (everything in this process);
@@ -204,12 +204,13 @@ class Ingest:
         report = IngestReport()
         clock = time.perf_counter()
         loaded = self.stages.load(list(roots))
-        profile = collection_profile(self.store.languages(), loaded.documents)
-        report.languages_from_collection = resolve_documents(loaded.documents, profile)
         report.record_loaded(loaded.documents, loaded.skipped)
         report.seconds["load"] = time.perf_counter() - clock
 
         changed, stale = self._plan(loaded.documents, list(roots), prune, report)
+        # Only the documents to commit: unchanged ones are already stored (and counted there).
+        profile = collection_profile(self.store.languages(), changed)
+        report.languages_from_collection = resolve_documents(changed, profile)
         self._choose_model(changed)
         report.model_choice = self.model_choice
         report.seconds.update(chunk=0.0, normalize=0.0, embed=0.0, commit=0.0)

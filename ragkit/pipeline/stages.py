@@ -51,20 +51,6 @@ from ragkit.tokenize import Tokenizer, tokenizer_for
 
 log = logging.getLogger(__name__)
 
-__all__ = [
-    "DocumentChunker",
-    "PreparedDocument",
-    "attach_vectors",
-    "context_titles",
-    "embedding_texts",
-    "is_io_error",
-    "load",
-    "matching_key",
-    "normalize_document_chunks",
-    "prepare",
-    "sparse_terms",
-]
-
 
 @dataclass(frozen=True)
 class PreparedDocument:
