@@ -202,6 +202,8 @@ class Ingest:
         of ``commit_every_documents``; with ``prune`` remove documents no longer found."""
         started = datetime.now(UTC).isoformat()
         report = IngestReport()
+        if prune:
+            _check_roots_exist(roots)
         clock = time.perf_counter()
         loaded = self.stages.load(list(roots))
         report.record_loaded(loaded.documents, loaded.skipped)
@@ -215,9 +217,7 @@ class Ingest:
         report.model_choice = self.model_choice
         report.seconds.update(chunk=0.0, normalize=0.0, embed=0.0, commit=0.0)
         for batch in iter_batches(changed, self.settings.commit_every_documents):
-            prepared = self.stages.prepare(
-                batch, self.settings, self._load_encoder, report.seconds
-            )
+            prepared = self.stages.prepare(batch, self.settings, self._load_encoder, report.seconds)
             clock = time.perf_counter()
             texts = embedding_texts(prepared, self.settings)
             vectors = (
@@ -248,7 +248,11 @@ class Ingest:
         known = self.store.document_hashes()
         changed = [d for d in documents if known.get(d.key) != d.content_hash]
         report.documents_unchanged = len(documents) - len(changed)
-        stale = _stale_keys(documents, roots, known) if prune else []
+        stale = (
+            _stale_keys(documents, roots, self.store.document_sources(), report.skipped)
+            if prune
+            else []
+        )
         report.documents_removed = len(stale)
         return changed, stale
 
@@ -307,9 +311,7 @@ def text_by_language(documents: Sequence[Document]) -> dict[str, int]:
     return dict(chars)
 
 
-def _embed_progress(
-    progress: ProgressCallback | None, done: int
-) -> Callable[[int], None] | None:
+def _embed_progress(progress: ProgressCallback | None, done: int) -> Callable[[int], None] | None:
     """The encoder's per-text progress as ``progress("embed", done + n, 0)``."""
     if progress is None:
         return None
@@ -317,13 +319,55 @@ def _embed_progress(
     return lambda n: report("embed", done + n, 0)
 
 
-def _stale_keys(documents: list[Document], roots: list[Path], known: dict[str, str]) -> list[str]:
-    """Keys of stored documents under ``roots`` that this ingest no longer found."""
+def _check_roots_exist(roots: Sequence[Path]) -> None:
+    """Refuse to prune under a root that is missing: a typo or an unmounted disk must not read
+    as "every document there was deleted"."""
+    for root in roots:
+        if not root.exists():
+            raise RagkitError(
+                f"{root}: no such file or folder; --prune removes documents only under paths "
+                "that exist (check the path, or run without --prune)"
+            )
+
+
+def _stale_keys(
+    documents: list[Document],
+    roots: list[Path],
+    sources: dict[str, str],
+    skipped: list[SkippedFile],
+) -> list[str]:
+    """Keys of stored documents (``sources``: key → file) that are positively gone: their file
+    lies under one of ``roots`` and this ingest did not find them, although neither the file
+    nor a folder above it was passed over for a read error. A JSONL file with lines that did
+    not parse keeps all its records (a bad line may hold any of them).
+
+    Example:
+        >>> gone = SkippedFile("docs/locked", "cannot list folder (Permission denied)")
+        >>> sources = {"docs/a.txt": "docs/a.txt", "docs/locked/b.txt": "docs/locked/b.txt"}
+        >>> _stale_keys([], [Path("docs")], sources, [gone])
+        ['docs/a.txt']
+    """
     present = {d.key for d in documents}
-    prefixes = [str(r) for r in roots]
+    within_roots = {Path(r).parts for r in roots}
+    unread = {Path(s.path).parts for s in skipped}
+    unread |= {
+        Path(jsonl).parts
+        for jsonl, _, line in (s.path.rpartition(":") for s in skipped)
+        if line.isdigit()
+    }
     return [
         key
-        for key in known
+        for key, source in sources.items()
         if key not in present
-        and any(key == p or key.startswith(p.rstrip("/") + "/") for p in prefixes)
+        and _below_any(Path(source), within_roots)
+        and not _below_any(Path(source), unread)
     ]
+
+
+def _below_any(path: Path, folders: set[tuple[str, ...]]) -> bool:
+    """Whether ``path`` is one of ``folders`` (as path parts) or lies below one, compared as
+    typed: ``./a.txt`` is ``a.txt`` and a ``..`` never lies below a folder."""
+    parts = path.parts
+    return any(
+        parts[:depth] in folders and ".." not in parts[depth:] for depth in range(len(parts) + 1)
+    )

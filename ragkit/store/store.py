@@ -251,6 +251,10 @@ class Store:
     def document_hashes(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT key, content_hash FROM documents"))
 
+    def document_sources(self) -> dict[str, str]:
+        """Each stored document's key and the file it came from."""
+        return dict(self.db.execute("SELECT key, source FROM documents"))
+
     def sources(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT DISTINCT source FROM documents")}
 
