@@ -15,7 +15,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self, TextIO
 
 from pydantic import ValidationError
 
@@ -38,6 +38,14 @@ from ragkit.pipeline.reanalyze import ReanalyzeReport, reanalyze
 from ragkit.pipeline.stages import embeds_normalized
 from ragkit.search.fusion import SEARCH_MODES, FusionMethod, SearchMode, fuse
 from ragkit.store import DB_NAME, Store
+from ragkit.store.catalog import (
+    EXPORT_FORMATS,
+    DocumentEntry,
+    chunk_records,
+    list_documents,
+    select_keys,
+    write_jsonl,
+)
 from ragkit.store.lock import WriteLock
 
 if TYPE_CHECKING:
@@ -313,5 +321,81 @@ class Index:
             chunkers_chosen=self.store.chunker_counts(),
         )
 
+    def documents(self, glob: str | None = None) -> list[DocumentEntry]:
+        """The documents the index holds, by key: all, or those whose key or source equals
+        ``glob`` or matches it as a glob (``*`` crosses ``/``).
+
+        Example:
+            >>> [d.key for d in Index.open("my-index").documents("*.md")]  # doctest: +SKIP
+            ['examples/en/water.md']
+        """
+        self.store.refresh()
+        return list_documents(self.store, glob)
+
+    def delete(self, patterns: str | Iterable[str], wait: bool | float = True) -> list[str]:
+        """Remove every document whose key or source matches one of ``patterns`` (keys, or
+        globs as in :meth:`documents`), its chunks, vectors and BM25 terms, in one new
+        generation committed as atomically as an ingest. Returns the removed keys.
+
+        Nothing is removed when a pattern matches no document (:class:`RagkitError`).
+        ``wait`` as in :meth:`ingest`.
+
+        Example:
+            >>> Index.open("my-index").delete(["examples/fa/*"])  # doctest: +SKIP
+            ['examples/fa/poem.txt']
+        """
+        wanted = [patterns] if isinstance(patterns, str) else list(patterns)
+        if not wanted:
+            raise RagkitError("Index.delete: give at least one document key or glob")
+        with WriteLock(self.store.folder, wait):
+            self.store.refresh()
+            self.store.remove_stale_files()
+            matched = select_keys(self.store, wanted)
+            unmatched = [pattern for pattern, keys in matched.items() if not keys]
+            if unmatched:
+                raise RagkitError(
+                    f"{self.store.folder}: no document matches {', '.join(map(repr, unmatched))}"
+                    "; nothing removed (Index.documents() or `ragkit ls` lists the keys)"
+                )
+            keys = list(dict.fromkeys(key for found in matched.values() for key in found))
+            self.store.commit([], remove_keys=keys)
+            self.store.ensure_sparse()
+        return keys
+
+    def export(
+        self, destination: str | Path | TextIO, format: str = "jsonl", vectors: bool = False
+    ) -> int:
+        """Write every chunk as one JSON object per line to ``destination`` (a path or an
+        open text stream) and return how many: text, ``start``/``end`` offsets into the
+        original document, the document's key, source, title, language, script and metadata,
+        the chunker, and with ``vectors`` the embedding
+        (:func:`ragkit.store.catalog.chunk_records`).
+
+        Example:
+            >>> Index.open("my-index").export("chunks.jsonl", vectors=True)  # doctest: +SKIP
+            12
+        """
+        if format not in EXPORT_FORMATS:
+            raise RagkitError(
+                f"export format {format!r}: use {' or '.join(EXPORT_FORMATS)} (one JSON "
+                "object per chunk per line)"
+            )
+        self.store.refresh()
+        records = chunk_records(self.store, vectors)
+        if not isinstance(destination, str | Path):
+            return write_jsonl(records, destination)
+        try:
+            with open(destination, "w", encoding="utf-8") as stream:
+                return write_jsonl(records, stream)
+        except OSError as error:
+            raise RagkitError(f"{destination}: cannot write ({error.strerror})") from error
+
     def close(self) -> None:
+        """Close the index's database connections (``with Index.open(...)`` does it)."""
         self.store.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

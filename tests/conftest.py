@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -76,3 +78,12 @@ def tiny_beir(tmp_path: Path) -> Path:
     )
     (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t2\n")
     return folder
+
+
+def ragkit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The installed ``ragkit`` command, run in its own process (output as text)."""
+    command = [str(Path(sys.executable).parent / "ragkit"), *args]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}
+    return subprocess.run(
+        command, capture_output=True, text=True, env=env, cwd=cwd, timeout=300, check=False
+    )

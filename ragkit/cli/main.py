@@ -19,6 +19,7 @@ from ragkit.cli.doctor import doctor
 from ragkit.cli.evaluate import eval_command
 from ragkit.cli.flows import flows_app
 from ragkit.cli.ingest import ingest
+from ragkit.cli.manage import export, ls, rm
 from ragkit.cli.normalize import normalize_command
 from ragkit.cli.rerank import rerank_app
 from ragkit.cli.search import info, query
@@ -30,6 +31,9 @@ app = typer.Typer(
 app.command()(ingest)
 app.command()(query)
 app.command()(info)
+app.command()(ls)
+app.command()(rm)
+app.command()(export)
 app.command()(doctor)
 app.command(name="normalize")(normalize_command)
 app.command(name="eval")(eval_command)

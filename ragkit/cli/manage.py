@@ -1,0 +1,90 @@
+"""``ragkit ls``, ``ragkit rm`` and ``ragkit export``: what an index holds, removed or written out.
+
+Example:
+    $ ragkit ls --index my-index --glob 'docs/*.md'
+    $ ragkit rm --index my-index docs/old.md 'drafts/*'
+    $ ragkit export --index my-index --output chunks.jsonl --vectors
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from ragkit.cli.output import console, fail
+from ragkit.errors import RagkitError
+
+
+def ls(
+    index: Path = typer.Option(..., "--index", help="Index folder."),
+    glob: str | None = typer.Option(
+        None, "--glob", help="Only documents whose key or source matches, e.g. 'docs/*.md'."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object per document."),
+) -> None:
+    """List the documents of an index: key, language, chunks, characters, title."""
+    from ragkit.index import Index
+
+    try:
+        with Index.open(index) as opened:
+            entries = opened.documents(glob)
+    except RagkitError as error:
+        fail(error)
+    if as_json:
+        typer.echo(json.dumps([e.as_dict() for e in entries], ensure_ascii=False, indent=2))
+        return
+    table = Table("key", "language", "chunks", "characters", "title")
+    for entry in entries:
+        table.add_row(
+            entry.key, entry.language, str(entry.chunks), str(entry.characters), entry.title
+        )
+    console.print(table)
+    console.print(f"{len(entries)} documents")
+
+
+def rm(
+    patterns: list[str] = typer.Argument(
+        ..., help="Document keys or sources, or globs such as 'docs/*.md' (quote them)."
+    ),
+    index: Path = typer.Option(..., "--index", help="Index folder."),
+    wait: bool = typer.Option(
+        True, "--wait/--no-wait", help="When another writer holds the index: wait, or fail."
+    ),
+) -> None:
+    """Remove documents (chunks, vectors, BM25 terms) in one new generation; nothing is removed
+    when a pattern matches no document."""
+    from ragkit.index import Index
+
+    try:
+        with Index.open(index) as opened:
+            removed = opened.delete(patterns, wait=wait)
+            generation = opened.store.generation
+    except RagkitError as error:
+        fail(error)
+    for key in removed:
+        console.print(f"removed {key}", soft_wrap=True, markup=False)
+    console.print(f"{len(removed)} documents removed · generation {generation}")
+
+
+def export(
+    index: Path = typer.Option(..., "--index", help="Index folder."),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="File to write (default: standard output)."
+    ),
+    format: str = typer.Option("jsonl", "--format", help="jsonl: one JSON object per chunk."),
+    vectors: bool = typer.Option(False, "--vectors", help="Include each chunk's embedding."),
+) -> None:
+    """Write every chunk with its offsets, language and metadata (and vector) as JSON lines."""
+    from ragkit.index import Index
+
+    try:
+        with Index.open(index) as opened:
+            written = opened.export(output or sys.stdout, format=format, vectors=vectors)
+    except RagkitError as error:
+        fail(error)
+    if output is not None:
+        console.print(f"{written} chunks written to {output}", soft_wrap=True, markup=False)

@@ -1,0 +1,123 @@
+"""What an index holds, listed and exported: documents by key or glob, chunks as records.
+
+:func:`list_documents` and :func:`select_keys` read the committed documents (``ragkit ls``,
+``ragkit rm``); :func:`chunk_records` yields every chunk with its offsets into the original
+text, its document's language and metadata and, on request, its vector (``ragkit export``).
+Removing documents is :meth:`ragkit.store.Store.commit` with ``remove_keys``: one new
+generation, as atomic as an ingest.
+
+A pattern matches a document when it equals the document's key or source (a JSONL file's
+path selects all its records) or, holding ``*``, ``?`` or ``[``, matches either as a glob
+(``*`` crosses ``/``).
+
+Example:
+    >>> [is_glob(p) for p in ("docs/*.md", "docs/a.md", "corpus.jsonl#r[12]")]
+    [True, False, True]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, TextIO
+
+import numpy as np
+
+from ragkit.store.store import Store
+
+_GLOB_CHARACTERS = frozenset("*?[")
+EXPORT_FORMATS = ("jsonl",)
+
+
+@dataclass(frozen=True)
+class DocumentEntry:
+    """One stored document as ``ragkit ls`` shows it."""
+
+    key: str
+    source: str
+    title: str
+    language: str
+    chunks: int
+    characters: int
+    content_hash: str
+    metadata: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def is_glob(pattern: str) -> bool:
+    """Whether ``pattern`` holds a glob character (``*``, ``?``, ``[``).
+
+    Example:
+        >>> is_glob("docs/*.md"), is_glob("docs/a.md")
+        (True, False)
+    """
+    return not _GLOB_CHARACTERS.isdisjoint(pattern)
+
+
+def _where(pattern: str) -> tuple[str, tuple[str, str]]:
+    operator = "GLOB" if is_glob(pattern) else "="
+    return f"(d.key {operator} ? OR d.source {operator} ?)", (pattern, pattern)
+
+
+def list_documents(store: Store, pattern: str | None = None) -> list[DocumentEntry]:
+    """The committed documents (those matching ``pattern``), by key."""
+    clause, values = _where(pattern) if pattern is not None else ("1", ())
+    rows = store.db.execute(
+        "SELECT d.key, d.source, d.title, d.language, COUNT(c.id), LENGTH(d.text), "
+        "d.content_hash, d.metadata FROM documents d LEFT JOIN chunks c ON c.document_id = d.id "
+        f"WHERE {clause} GROUP BY d.id ORDER BY d.key",
+        values,
+    )
+    return [
+        DocumentEntry(
+            key, source, title, language, int(chunks), int(chars), digest, json.loads(meta)
+        )
+        for key, source, title, language, chunks, chars, digest, meta in rows
+    ]
+
+
+def select_keys(store: Store, patterns: Sequence[str]) -> dict[str, list[str]]:
+    """The keys of the documents each pattern matches (an empty list when none)."""
+    return {pattern: [d.key for d in list_documents(store, pattern)] for pattern in patterns}
+
+
+def chunk_records(store: Store, vectors: bool = False) -> Iterator[dict[str, Any]]:
+    """Every chunk, by document key then position: its text and ``start``/``end`` offsets into
+    the document's original text, the document's key, source, title, language, script and
+    metadata, the chunker and token count, and with ``vectors`` its embedding (floats).
+
+    Rows are read in one snapshot, so a commit meanwhile does not mix generations.
+    """
+    cursor = store.db.execute(
+        "SELECT c.id AS chunk_id, d.key AS document, d.source, d.external_id, d.title, d.language, d.script, c.start, "
+        "c.end, c.token_count, c.chunker, c.text, d.metadata, c.vector FROM chunks c "
+        "JOIN documents d ON d.id = c.document_id ORDER BY d.key, c.start, c.id"
+    )
+    names = [column[0] for column in cursor.description]
+    while rows := cursor.fetchmany(1000):
+        for row in rows:
+            record = dict(zip(names, row, strict=True))
+            record["metadata"] = json.loads(record["metadata"])
+            blob = record.pop("vector")
+            if vectors:
+                record["vector"] = np.frombuffer(blob, dtype=np.float32).tolist()
+            yield record
+
+
+def write_jsonl(records: Iterable[dict[str, Any]], stream: TextIO) -> int:
+    """Write ``records`` to ``stream`` one JSON object per line (UTF-8 as is); how many.
+
+    Example:
+        >>> import io
+        >>> out = io.StringIO()
+        >>> write_jsonl([{"text": "ماء"}], out), out.getvalue()
+        (1, '{"text": "ماء"}\\n')
+    """
+    count = 0
+    for record in records:
+        stream.write(json.dumps(record, ensure_ascii=False) + "\n")
+        count += 1
+    return count
