@@ -37,6 +37,7 @@ from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_MODEL, MINILM_NAMES, MULTILINGUAL_MODEL, choose_model
 from ragkit.errors import RagkitError
 from ragkit.pipeline.languages import collection_profile, resolve_documents
+from ragkit.pipeline.plan import check_roots_exist, stale_keys, without_key_collisions
 from ragkit.pipeline.stages import (
     DocumentChunker,
     PreparedDocument,
@@ -203,13 +204,15 @@ class Ingest:
         started = datetime.now(UTC).isoformat()
         report = IngestReport()
         if prune:
-            _check_roots_exist(roots)
+            check_roots_exist(roots)
         clock = time.perf_counter()
         loaded = self.stages.load(list(roots))
+        sources = self.store.document_sources()
+        loaded = without_key_collisions(loaded, sources)
         report.record_loaded(loaded.documents, loaded.skipped)
         report.seconds["load"] = time.perf_counter() - clock
 
-        changed, stale = self._plan(loaded.documents, list(roots), prune, report)
+        changed, stale = self._plan(loaded.documents, list(roots), sources, prune, report)
         # Only the documents to commit: unchanged ones are already stored (and counted there).
         profile = collection_profile(self.store.languages(), changed)
         report.languages_from_collection = resolve_documents(changed, profile)
@@ -241,18 +244,19 @@ class Ingest:
         return self._finish(report, started, stale)
 
     def _plan(
-        self, documents: list[Document], roots: list[Path], prune: bool, report: IngestReport
+        self,
+        documents: list[Document],
+        roots: list[Path],
+        sources: dict[str, str],
+        prune: bool,
+        report: IngestReport,
     ) -> tuple[list[Document], list[str]]:
         """The documents to (re-)ingest — new or changed content hash — and, with ``prune``,
-        the keys of stored documents under ``roots`` that were not found."""
+        the keys of stored documents (``sources``) under ``roots`` that are gone."""
         known = self.store.document_hashes()
         changed = [d for d in documents if known.get(d.key) != d.content_hash]
         report.documents_unchanged = len(documents) - len(changed)
-        stale = (
-            _stale_keys(documents, roots, self.store.document_sources(), report.skipped)
-            if prune
-            else []
-        )
+        stale = stale_keys(documents, roots, sources, report.skipped) if prune else []
         report.documents_removed = len(stale)
         return changed, stale
 
@@ -317,57 +321,3 @@ def _embed_progress(progress: ProgressCallback | None, done: int) -> Callable[[i
         return None
     report = progress
     return lambda n: report("embed", done + n, 0)
-
-
-def _check_roots_exist(roots: Sequence[Path]) -> None:
-    """Refuse to prune under a root that is missing: a typo or an unmounted disk must not read
-    as "every document there was deleted"."""
-    for root in roots:
-        if not root.exists():
-            raise RagkitError(
-                f"{root}: no such file or folder; --prune removes documents only under paths "
-                "that exist (check the path, or run without --prune)"
-            )
-
-
-def _stale_keys(
-    documents: list[Document],
-    roots: list[Path],
-    sources: dict[str, str],
-    skipped: list[SkippedFile],
-) -> list[str]:
-    """Keys of stored documents (``sources``: key → file) that are positively gone: their file
-    lies under one of ``roots`` and this ingest did not find them, although neither the file
-    nor a folder above it was passed over for a read error. A JSONL file with lines that did
-    not parse keeps all its records (a bad line may hold any of them).
-
-    Example:
-        >>> gone = SkippedFile("docs/locked", "cannot list folder (Permission denied)")
-        >>> sources = {"docs/a.txt": "docs/a.txt", "docs/locked/b.txt": "docs/locked/b.txt"}
-        >>> _stale_keys([], [Path("docs")], sources, [gone])
-        ['docs/a.txt']
-    """
-    present = {d.key for d in documents}
-    within_roots = {Path(r).parts for r in roots}
-    unread = {Path(s.path).parts for s in skipped}
-    unread |= {
-        Path(jsonl).parts
-        for jsonl, _, line in (s.path.rpartition(":") for s in skipped)
-        if line.isdigit()
-    }
-    return [
-        key
-        for key, source in sources.items()
-        if key not in present
-        and _below_any(Path(source), within_roots)
-        and not _below_any(Path(source), unread)
-    ]
-
-
-def _below_any(path: Path, folders: set[tuple[str, ...]]) -> bool:
-    """Whether ``path`` is one of ``folders`` (as path parts) or lies below one, compared as
-    typed: ``./a.txt`` is ``a.txt`` and a ``..`` never lies below a folder."""
-    parts = path.parts
-    return any(
-        parts[:depth] in folders and ".." not in parts[depth:] for depth in range(len(parts) + 1)
-    )

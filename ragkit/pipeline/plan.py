@@ -1,0 +1,100 @@
+"""Planning an ingest: which loaded documents may be stored, and which stored ones are gone.
+
+A document's key (its path as typed, plus ``#id`` for a JSONL record) names it in the index, so
+two documents with one key cannot both be stored: :func:`without_key_collisions` keeps the
+first and reports the others. ``--prune`` removes only what is positively gone
+(:func:`stale_keys`): a root must exist (:func:`check_roots_exist`) and nothing below a file or
+folder that could not be read is removed.
+
+Example:
+    >>> from ragkit.documents import Document
+    >>> record = Document("c.jsonl#x.md", "c.jsonl", "Record text.", "h1", [])
+    >>> file = Document("c.jsonl#x.md", "c.jsonl#x.md", "File text.", "h2", [])
+    >>> kept = without_key_collisions(LoadResult([record, file]), {})
+    >>> [d.source for d in kept.documents], [s.path for s in kept.skipped]
+    (['c.jsonl'], ['c.jsonl#x.md'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ragkit.documents import Document, LoadResult, SkippedFile, display_path
+from ragkit.errors import RagkitError
+
+
+def without_key_collisions(loaded: LoadResult, sources: dict[str, str]) -> LoadResult:
+    """``loaded`` without the documents whose key is already taken — by a document loaded
+    before it, or by a stored document of another file (``sources``: key → file) — each
+    reported as skipped with the file that holds the key."""
+    taken: dict[str, str] = {}
+    result = LoadResult(skipped=list(loaded.skipped))
+    for document in loaded.documents:
+        owner = taken.get(document.key) or sources.get(document.key, document.source)
+        if document.key in taken or owner != document.source:
+            result.skipped.append(
+                SkippedFile(
+                    display_path(document.key),
+                    f"document key already taken by {display_path(owner)}; rename the file "
+                    "(keys are file paths, plus '#id' for JSONL records)",
+                )
+            )
+            continue
+        taken[document.key] = document.source
+        result.documents.append(document)
+    return result
+
+
+def check_roots_exist(roots: Sequence[Path]) -> None:
+    """Refuse to prune under a root that is missing: a typo or an unmounted disk must not read
+    as "every document there was deleted"."""
+    for root in roots:
+        if not root.exists():
+            raise RagkitError(
+                f"{root}: no such file or folder; --prune removes documents only under paths "
+                "that exist (check the path, or run without --prune)"
+            )
+
+
+def stale_keys(
+    documents: list[Document],
+    roots: list[Path],
+    sources: dict[str, str],
+    skipped: list[SkippedFile],
+) -> list[str]:
+    """Keys of stored documents (``sources``: key → file) that are positively gone: their file
+    lies under one of ``roots`` and this ingest did not find them, although neither the file
+    nor a folder above it was passed over for a read error. A JSONL file with lines that did
+    not parse keeps all its records (a bad line may hold any of them).
+
+    Example:
+        >>> gone = SkippedFile("docs/locked", "cannot list folder (Permission denied)")
+        >>> sources = {"docs/a.txt": "docs/a.txt", "docs/locked/b.txt": "docs/locked/b.txt"}
+        >>> stale_keys([], [Path("docs")], sources, [gone])
+        ['docs/a.txt']
+    """
+    present = {d.key for d in documents}
+    within_roots = {Path(r).parts for r in roots}
+    unread = {Path(s.path).parts for s in skipped}
+    unread |= {
+        Path(jsonl).parts
+        for jsonl, _, line in (s.path.rpartition(":") for s in skipped)
+        if line.isdigit()
+    }
+    return [
+        key
+        for key, source in sources.items()
+        if key not in present
+        and _below_any(Path(source), within_roots)
+        and not _below_any(Path(source), unread)
+    ]
+
+
+def _below_any(path: Path, folders: set[tuple[str, ...]]) -> bool:
+    """Whether ``path`` is one of ``folders`` (as path parts) or lies below one, compared as
+    typed: ``./a.txt`` is ``a.txt`` and a ``..`` never lies below a folder."""
+    parts = path.parts
+    return any(
+        parts[:depth] in folders and ".." not in parts[depth:] for depth in range(len(parts) + 1)
+    )
