@@ -37,7 +37,7 @@ from ragkit.pipeline.languages import query_languages
 from ragkit.pipeline.reanalyze import ReanalyzeReport, reanalyze
 from ragkit.pipeline.stages import embeds_normalized
 from ragkit.search.fusion import SEARCH_MODES, FusionMethod, SearchMode, fuse
-from ragkit.store import DB_NAME, Store
+from ragkit.store import DB_NAME, IndexExistsError, Store
 from ragkit.store.catalog import (
     EXPORT_FORMATS,
     DocumentEntry,
@@ -119,13 +119,20 @@ class Index:
         """
         folder = Path(path)
         if create and not (folder / DB_NAME).exists():
-            chosen = Settings.model_validate(({"embedding_model": model} if model else {}) | settings)
-            if chosen.embedding_model == AUTO_MODEL:
-                return cls(Store.create(folder, chosen, AUTO_DIMENSION))
-            encoder = Encoder(chosen.embedding_model, chosen.embed_batch_size)
-            index = cls(Store.create(folder, chosen, encoder.dimension))
-            index._encoder = encoder
-            return index
+            chosen = Settings.model_validate(
+                ({"embedding_model": model} if model else {}) | settings
+            )
+            encoder = None
+            if chosen.embedding_model != AUTO_MODEL:
+                encoder = Encoder(chosen.embedding_model, chosen.embed_batch_size)
+            dimension = encoder.dimension if encoder else AUTO_DIMENSION
+            try:
+                index = cls(Store.create(folder, chosen, dimension))
+            except IndexExistsError:  # another process created it meanwhile: open it below
+                pass
+            else:
+                index._encoder = encoder
+                return index
         index = cls(Store.open(folder))
         if model and model not in (AUTO_MODEL, index.settings.embedding_model):
             raise RagkitError(

@@ -13,6 +13,6 @@ Example:
 """
 
 from ragkit.store.schema import DB_NAME
-from ragkit.store.store import PendingDocument, Store, StoredChunk
+from ragkit.store.store import IndexExistsError, PendingDocument, Store, StoredChunk
 
-__all__ = ["DB_NAME", "PendingDocument", "Store", "StoredChunk"]
+__all__ = ["DB_NAME", "IndexExistsError", "PendingDocument", "Store", "StoredChunk"]

@@ -46,11 +46,22 @@ from ragkit.normalize.detect import LanguageGuess
 from ragkit.normalize.unicode import text_only
 from ragkit.search import dense
 from ragkit.search.sparse import SparseIndex
-from ragkit.store.lock import if_unlocked
+from ragkit.store.lock import WriteLock, if_unlocked
 from ragkit.store.manifest import MANIFEST_NAME, write_manifest
 from ragkit.store.schema import DB_NAME, connect, create_tables, migrate
 
-__all__ = ["DB_NAME", "MANIFEST_NAME", "PendingDocument", "Store", "StoredChunk"]
+__all__ = [
+    "DB_NAME",
+    "MANIFEST_NAME",
+    "IndexExistsError",
+    "PendingDocument",
+    "Store",
+    "StoredChunk",
+]
+
+
+class IndexExistsError(RagkitError):
+    """:meth:`Store.create` found an index already there."""
 
 
 @dataclass(frozen=True)
@@ -135,27 +146,36 @@ class Store:
     # -- opening -----------------------------------------------------------------------------
     @classmethod
     def create(cls, folder: Path, settings: Settings, dimension: int) -> Store:
-        """Create an empty index at ``folder`` (which must not already hold one)."""
-        if (folder / DB_NAME).exists():
-            raise RagkitError(f"{folder}: already holds a ragkit index; open it instead")
-        folder.mkdir(parents=True, exist_ok=True)
-        connection = connect(folder)
-        create_tables(connection)
-        empty = dense.empty_index(dimension)
-        faiss.write_index(empty, str(folder / "vectors-0.faiss"))
-        with connection:
-            connection.execute("BEGIN")
-            connection.executemany(
-                "INSERT INTO state(key, value) VALUES (?, ?)",
-                [
-                    ("settings", settings.model_dump_json()),
-                    ("dimension", str(dimension)),
-                    ("generation", "0"),
-                ],
-            )
-        store = cls(folder, connection)
-        store._write_manifest()
-        return store
+        """Create an empty index at ``folder``; raises :class:`IndexExistsError` when it
+        already holds one (another process may have created it a moment ago).
+
+        Creation holds the writer lock, and the database appears complete or not at all: it
+        is built under a temporary name and renamed into place, so a reader never sees an
+        index without tables and a crash mid-creation leaves nothing to repair.
+        """
+        with WriteLock(folder):
+            if (folder / DB_NAME).exists():
+                raise IndexExistsError(f"{folder}: already holds a ragkit index; open it instead")
+            # Under the lock no other creation runs: temporary databases are of dead ones,
+            # WAL files of an index deleted without them.
+            wal = [folder / f"{DB_NAME}{end}" for end in ("-wal", "-shm")]
+            for leftover in [*folder.glob(f".{DB_NAME}.*.tmp"), *wal]:
+                leftover.unlink(missing_ok=True)
+            scratch = folder / f".{DB_NAME}.{os.getpid()}.tmp"
+            connection = sqlite3.connect(scratch, isolation_level=None)
+            try:
+                create_tables(connection)
+                state = [("settings", settings.model_dump_json()), ("dimension", str(dimension))]
+                connection.executemany(
+                    "INSERT INTO state(key, value) VALUES (?, ?)", [*state, ("generation", "0")]
+                )
+            finally:
+                connection.close()
+            faiss.write_index(dense.empty_index(dimension), str(folder / "vectors-0.faiss"))
+            empty = {"documents": 0, "chunks": 0, "vectors": 0}
+            write_manifest(folder, 0, dimension, settings.embedding_model, empty)
+            os.replace(scratch, folder / DB_NAME)  # the index exists from here on, complete
+            return cls(folder, connect(folder))
 
     def replace_settings(self, settings: Settings) -> None:
         """Store new settings for an index that has no chunks yet (an ``auto`` model resolved
