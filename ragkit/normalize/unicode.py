@@ -21,6 +21,8 @@ Example:
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 import unicodedata
 from typing import Literal
@@ -31,11 +33,12 @@ import numpy as np
 from ragkit.normalize.base import (
     CharMap,
     Normalized,
+    OffsetArray,
     Pipeline,
     RegexSub,
     Step,
     as_offsets,
-    spread_offsets,
+    counting,
 )
 
 UnicodeFormName = Literal["NFC", "NFKC"]
@@ -53,19 +56,22 @@ _INVISIBLE = (
     + [chr(c) for c in range(0x2066, 0x206A)]
 )
 _SPACES = "\t\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
-_WORD = re.compile(r"\S+")
 
 
 class UnicodeForm(Step):
-    """Apply NFC or NFKC, word by word, keeping offsets.
+    r"""Apply NFC or NFKC with an exact offset map, built cluster by cluster.
 
-    Only words that are not already in the form are touched; inside them the mapping is exact
-    per cluster (a base character and its combining marks) and spread over the word otherwise.
+    Only words (between spaces) that are not already in the form are looked at. Inside them the
+    text is cut into the smallest pieces that normalize independently: base characters and runs of
+    combining marks, each merged with the piece before it when the two interact (``e`` +
+    U+0301, Hangul jamo). Every output character points at the start of
+    its piece, so the original span behind any run of output normalizes to exactly that run:
+    ``ﬁ`` → ``fi`` both point at ``ﬁ``; ``e`` + U+0301 → ``é`` points at the ``e``.
 
     Example:
-        >>> out = UnicodeForm("NFKC")("a ﬁne")
+        >>> out = UnicodeForm("NFKC")("ﬁnal cafe\u0301")
         >>> out.text, out.offsets.tolist()
-        ('a fine', [0, 1, 2, 2, 3, 4])
+        ('final café', [0, 0, 1, 2, 3, 4, 5, 6, 7, 8])
     """
 
     def __init__(self, form: UnicodeFormName = "NFC") -> None:
@@ -75,62 +81,103 @@ class UnicodeForm(Step):
         self.name = form.lower()
 
     def apply(self, text: str) -> Normalized:
-        if _is_normalized(self.form, text):
+        form = self.form
+        if _is_normalized(form, text):
             return Normalized.identity(text)
+        words = text.split(" ")  # a space composes with nothing: a safe place to cut
+        changed = [index for index, word in enumerate(words) if not _is_normalized(form, word)]
+        starts = list(itertools.accumulate((len(word) + 1 for word in words), initial=0))
         parts: list[str] = []
-        segments: list[np.ndarray] = []
-        run_start = start = 0  # lines in [run_start, start) kept their length: identity offsets
-        for line in text.splitlines(keepends=True):
-            normalized = line if _is_normalized(self.form, line) else normalize(self.form, line)
-            parts.append(normalized)
-            if len(normalized) != len(line):
-                segments += [
-                    np.arange(run_start, start, dtype=np.int32),
-                    np.array(self._line(line, start), dtype=np.int32),
-                ]
-                run_start = start + len(line)
-            start += len(line)
-        segments.append(np.arange(run_start, start, dtype=np.int32))
-        out = "".join(parts)
-        offsets = np.concatenate(segments)
-        if len(out) != len(offsets):  # a line break itself changed (e.g. U+2028 folded)
-            return self._spread(text)
-        return Normalized(out, as_offsets(offsets), len(text))
+        segments: list[OffsetArray] = []
+        copied = 0  # text[:copied] is in parts
+        for index in changed:
+            start, word = starts[index], words[index]
+            normalized, offsets = (_cached_word if len(word) <= 64 else _word)(form, word)
+            parts += [text[copied:start], normalized]
+            segments += [counting(start)[copied:], offsets + start]
+            copied = start + len(word)
+        parts.append(text[copied:])
+        segments.append(counting(len(text))[copied:])
+        return Normalized("".join(parts), as_offsets(np.concatenate(segments)), len(text))
 
-    def _line(self, line: str, start: int) -> list[int]:
-        """Offsets for a line whose length changed, word by word."""
-        offsets: list[int] = []
-        position = 0
-        for match in _WORD.finditer(line):
-            offsets += self._gap(line[position : match.start()], start + position)
-            offsets += self._word(match.group(), start + match.start())[1]
-            position = match.end()
-        return offsets + self._gap(line[position:], start + position)
 
-    def _gap(self, spaces: str, start: int) -> list[int]:
-        normalized = normalize(self.form, spaces)
-        return spread_offsets(len(normalized), start, start + len(spaces)).tolist()
+def _word(form: UnicodeFormName, word: str) -> tuple[str, OffsetArray]:
+    """``word`` normalized, with offsets into it built from its pieces (:func:`_pieces`).
 
-    def _word(self, word: str, start: int) -> tuple[str, list[int]]:
-        normalized = normalize(self.form, word)
-        if len(normalized) == len(word):  # marks reordered or letters mapped one to one
-            return normalized, list(range(start, start + len(word)))
-        clusters: list[tuple[str, int]] = []
-        for index, char in enumerate(word):
-            if clusters and unicodedata.combining(char):
-                clusters[-1] = (clusters[-1][0] + char, clusters[-1][1])
-            else:
-                clusters.append((char, index))
-        pieces = [(normalize(self.form, c), i) for c, i in clusters]
-        if "".join(piece for piece, _ in pieces) != normalized:
-            return normalized, spread_offsets(len(normalized), start, start + len(word)).tolist()
-        offsets = [start + origin for piece, origin in pieces for _ in piece]
-        return normalized, offsets
+    A piece equal to the original at its origin is a copy (one to one); any other piece
+    points at its origin as a whole.
 
-    def _spread(self, text: str) -> Normalized:
-        """Whole-text fallback: normalize and spread offsets word by word of the output."""
-        out = normalize(self.form, text)
-        return Normalized(out, spread_offsets(len(out), 0, len(text)), len(text))
+    Example:
+        >>> normalized, offsets = _word("NFKC", "ﬁx")
+        >>> normalized, offsets.tolist()
+        ('fix', [0, 0, 1])
+    """
+    pieces = _pieces(form, word)
+    origins = [origin for origin, _ in pieces]
+    lengths = [len(piece) for _, piece in pieces]
+    copies = [word.startswith(piece, origin) for origin, piece in pieces]
+    starts = np.cumsum(lengths) - lengths
+    within = np.arange(sum(lengths)) - np.repeat(starts, lengths)
+    offsets = np.repeat(origins, lengths) + within * np.repeat(copies, lengths)
+    return "".join(piece for _, piece in pieces), as_offsets(offsets)
+
+
+_cached_word = functools.lru_cache(maxsize=1 << 16)(_word)  # words repeat
+
+
+def _pieces(form: UnicodeFormName, word: str) -> list[tuple[int, str]]:
+    """``(origin, normalized piece)`` for the independently normalizing pieces of ``word``.
+
+    Clusters (:func:`_clusters`) are normalized one by one; when their concatenation is not the
+    word's normalization, a cluster that interacts with the one before it (``e`` + U+0301,
+    Hangul jamo) is merged into it. The whole word is one piece when even that fails.
+
+    Example:
+        >>> _pieces("NFC", "fe\u0301") == [(0, "f"), (1, "\u00e9")]
+        True
+    """
+    whole = normalize(form, word)
+    clusters = _clusters(word)
+    pieces = [(origin, _normalized(form, cluster)) for origin, cluster in clusters]
+    if "".join(piece for _, piece in pieces) == whole:
+        return pieces
+    groups: list[tuple[int, str]] = []  # (origin, original text)
+    for origin, cluster in clusters:
+        if groups:
+            previous_origin, previous = groups[-1]
+            joined = normalize(form, previous + cluster)
+            if joined != _normalized(form, previous) + _normalized(form, cluster):
+                groups[-1] = (previous_origin, previous + cluster)
+                continue
+        groups.append((origin, cluster))
+    pieces = [(origin, _normalized(form, group)) for origin, group in groups]
+    return pieces if "".join(piece for _, piece in pieces) == whole else [(0, whole)]
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _normalized(form: UnicodeFormName, cluster: str) -> str:
+    return normalize(form, cluster)
+
+
+def _clusters(word: str) -> list[tuple[int, str]]:
+    r"""Each base character alone, then the run of combining marks after it, with origins.
+
+    Marks stay together (normalization reorders them among themselves); a base and its marks
+    are merged again by :func:`_pieces` only when they compose, so a base that normalization
+    leaves alone keeps its own offset (Arabic shadda + fatha are reordered, the letter under
+    them is not).
+
+    Example:
+        >>> [(origin, len(cluster)) for origin, cluster in _clusters("ab\u0651\u064e")]
+        [(0, 1), (1, 1), (2, 2)]
+    """
+    clusters: list[tuple[int, str]] = []
+    for index, char in enumerate(word):
+        if index and unicodedata.combining(char) and unicodedata.combining(word[index - 1]):
+            clusters[-1] = (clusters[-1][0], clusters[-1][1] + char)
+        else:
+            clusters.append((index, char))
+    return clusters
 
 
 def _is_normalized(form: UnicodeFormName, text: str) -> bool:
