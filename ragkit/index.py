@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TextIO
@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from ragkit.chunking import ChunkingRecord
 from ragkit.config import RERANK_SETTINGS, Settings
+from ragkit.documents import LoadOptions
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_DIMENSION, AUTO_MODEL
 from ragkit.errors import RagkitError
@@ -184,6 +185,9 @@ class Index:
         progress: ProgressCallback | None = None,
         wait: bool | float = True,
         stages: IngestStages | None = None,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        text_field: str = "text",
     ) -> IngestReport:
         """Load, chunk, embed and commit files under the index's writer lock; documents whose
         content hash the index already holds are skipped.
@@ -193,7 +197,17 @@ class Index:
         ``stages``: how loading, chunking and embedding are scheduled (default: in this
         process; the Prefect flow passes its tasks). ``progress(stage, done, total)`` is
         called after each commit (``"documents"``) and while embedding (``"embed"``).
+        ``include`` / ``exclude``: globs choosing the files read under folders, ``text_field``:
+        the field or column holding a record's text in ``.json``/``.csv``/``.tsv`` files
+        (:class:`ragkit.documents.LoadOptions`; ``stages`` of their own take them instead).
+
+        Example:
+            >>> index.ingest(["docs/"], exclude=["drafts/*"])  # doctest: +SKIP
         """
+        loading = LoadOptions(tuple(include), tuple(exclude), text_field)
+        if stages is not None and loading != LoadOptions():
+            raise RagkitError("Index.ingest: give include/exclude/text_field to the stages")
+        self._stages.loading = loading
         with WriteLock(self.store.folder, wait):
             self.store.refresh()  # another writer may have committed while this one waited
             self.store.remove_stale_files()

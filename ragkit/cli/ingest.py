@@ -3,6 +3,8 @@
 Example:
     $ ragkit ingest docs/ --index my-index
     $ ragkit ingest docs/ --index my-index --prune --no-wait
+    $ ragkit ingest docs/ --index my-index --include '*.md' --exclude 'drafts/*'
+    $ ragkit ingest faq.csv --index my-index --text-field answer
 """
 
 from __future__ import annotations
@@ -42,8 +44,21 @@ def ingest(
     wait: bool = typer.Option(
         True, "--wait/--no-wait", help="When another writer holds the index: wait, or fail."
     ),
+    include: list[str] = typer.Option(
+        [], "--include", help="Only files matching this glob, e.g. '*.md' (repeatable)."
+    ),
+    exclude: list[str] = typer.Option(
+        [], "--exclude", help="Leave out files and folders matching this glob (repeatable)."
+    ),
+    text_field: str = typer.Option(
+        "text", "--text-field", help="Field (.json) or column (.csv, .tsv) holding the text."
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="Exit 1 for unsupported file types too, not only failed ones."
+    ),
 ) -> None:
-    """Load, chunk, embed and commit files into an index. Exit 1 when some files were skipped."""
+    """Load, chunk, embed and commit files into an index. Exit 1 when some files failed to
+    load (unsupported file types are listed, and fail the run only with --strict)."""
     from pydantic import ValidationError
 
     from ragkit.cli.chunk import parse_weights
@@ -68,10 +83,18 @@ def ingest(
                 if stage == "documents":
                     bar.update(task, completed=done, total=total)
 
-            report = opened.ingest(paths, prune=prune, progress=progress, wait=wait)
+            report = opened.ingest(
+                paths,
+                prune,
+                progress,
+                wait,
+                include=include,
+                exclude=exclude,
+                text_field=text_field,
+            )
     except RagkitError as error:
         fail(error)
     except Exception:  # noqa: BLE001 - a bug, not a bad file: exit 2, never 1 ("files skipped")
         errors.print_exception()
         raise typer.Exit(2) from None
-    print_ingest_report(report)
+    print_ingest_report(report, strict)

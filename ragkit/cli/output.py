@@ -1,7 +1,7 @@
 """What every command prints: the two consoles, the progress bar, errors and shared tables.
 
 One way to fail: :func:`fail` prints ``error: …`` on standard error and exits 2 (exit 1 is
-reserved for "done, but some files were skipped" and "problems remain").
+reserved for "done, but some files failed to load" and "problems remain").
 
 Example:
     >>> with progress_bar() as bar:
@@ -62,8 +62,9 @@ def option_error(error: ValidationError, options: dict[str, str] | None = None) 
     return RagkitError(f"{option}: {problem['msg']}")
 
 
-def print_ingest_report(report: IngestReport) -> None:
-    """The ingest summary line and skipped files; exit 1 when some files were skipped."""
+def print_ingest_report(report: IngestReport, strict: bool = False) -> None:
+    """The ingest summary line, unsupported and skipped files; exit 1 when some files failed
+    to load (with ``strict``, also when some were of an unsupported type)."""
     if report.model_choice:
         console.print(f"embedding model: {report.model_choice}", soft_wrap=True)
     if report.languages_from_collection:
@@ -77,10 +78,14 @@ def print_ingest_report(report: IngestReport) -> None:
         f"unchanged {report.documents_unchanged} · removed {report.documents_removed} · "
         f"chunks added {report.chunks_added} · generation {report.generation}"
     )
-    if report.skipped:
-        console.print(f"[yellow]{len(report.skipped)} skipped:[/]")
-        for item in report.skipped:
+    unsupported = [item for item in report.skipped if item.unsupported]
+    failed = [item for item in report.skipped if not item.unsupported]
+    for items, heading in ((unsupported, "not read (unsupported type)"), (failed, "skipped")):
+        if items:
+            console.print(f"[yellow]{len(items)} {heading}:[/]")
+        for item in items:
             console.print(f"  {item.path}: {item.reason}", soft_wrap=True, markup=False)
+    if failed or (strict and unsupported):
         raise typer.Exit(1)
 
 

@@ -3,7 +3,9 @@
 - :mod:`~ragkit.documents.discovery`: which files under the given paths are ingested, and why
   the others are skipped;
 - :mod:`~ragkit.documents.types`: the :class:`Document` record and its :class:`Block` spans;
-- :mod:`~ragkit.documents.formats`: one reader per file type (text, Markdown, HTML, PDF, JSONL);
+- :mod:`~ragkit.documents.options`: include/exclude globs and the text field of records;
+- :mod:`~ragkit.documents.formats`: one reader per file type (text, Markdown, reST, HTML, PDF,
+  JSONL); :mod:`~ragkit.documents.records`: ``.json`` documents, ``.csv`` / ``.tsv`` rows;
 - :mod:`~ragkit.documents.load`: bounded reads, the reader by suffix, whole folders.
 
 Example:
@@ -15,11 +17,13 @@ Example:
 from ragkit.documents.discovery import SkippedFile, discover, display_path
 from ragkit.documents.formats import text_blocks
 from ragkit.documents.load import iter_batches, load_file, load_paths, max_file_bytes
+from ragkit.documents.options import LoadOptions
 from ragkit.documents.types import Block, Document, LoadResult, content_hash
 
 __all__ = [
     "Block",
     "Document",
+    "LoadOptions",
     "LoadResult",
     "SkippedFile",
     "content_hash",

@@ -1,11 +1,14 @@
 """Find the files to ingest under the paths a user gives, reporting every file that is passed over.
 
 Folders are walked recursively in sorted order without following symbolic links to folders
-(so a link loop cannot recurse); hidden files and folders (a name starting with ``.``) are left
-out silently. Everything else that is not ingested is reported with a reason: unsupported file
-types, symbolic-link loops, broken links, links to folders, FIFOs and other non-regular files,
-folders that cannot be listed, and names that are not valid UTF-8 (shown with ``\\xNN``
-escapes, since such a name cannot be stored or printed as text).
+(so a link loop cannot recurse); hidden files and folders (a name starting with ``.``) and
+what the include/exclude globs leave out (:class:`~ragkit.documents.options.LoadOptions`)
+are passed over silently. A file without an extension (``README``, ``LICENSE``) is read when
+its first bytes are UTF-8 text. Everything else that is not ingested is reported with a
+reason: unsupported file types (``unsupported=True``: not an error), symbolic-link loops,
+broken links, links to folders, FIFOs and other non-regular files, folders that cannot be
+listed, and names that are not valid UTF-8 (shown with ``\\xNN`` escapes, since such a name
+cannot be stored or printed as text).
 
 Example:
     >>> import tempfile
@@ -27,15 +30,23 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".jsonl", ".pdf")
+from ragkit.documents.options import LoadOptions
+
+SUPPORTED_SUFFIXES = (
+    *(".txt", ".md", ".markdown", ".rst", ".html", ".htm", ".pdf"),
+    *(".jsonl", ".json", ".csv", ".tsv"),
+)
+SNIFF_BYTES = 8192  # how much of a file without an extension is read to tell text
 
 
 @dataclass(frozen=True)
 class SkippedFile:
-    """A file (or JSONL line) that was not ingested, and why."""
+    """A file (or record) that was not ingested, and why; ``unsupported``: a file type ragkit
+    does not read (reported, but the files that could be read were all ingested)."""
 
     path: str
     reason: str
+    unsupported: bool = False
 
 
 def display_path(path: str | Path) -> str:
@@ -79,12 +90,68 @@ def file_problem(path: Path) -> str | None:
         return "symbolic link to a folder (not followed; pass the folder itself)"
     if not stat.S_ISREG(info.st_mode):
         return "not a regular file (FIFO, socket or device)"
-    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
-        return f"unsupported file type {path.suffix!r}"
     return None
 
 
-def _walk(root: Path, found: dict[str, Path], skipped: list[SkippedFile]) -> None:
+def looks_like_text(path: Path) -> bool:
+    """Whether the first :data:`SNIFF_BYTES` of ``path`` are text: UTF-16 with a BOM, or
+    UTF-8 without NUL bytes (a character cut by the end of the sample is fine).
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "README").write_text("Read me.")
+        >>> _ = (folder / "blob").write_bytes(bytes(range(256)))
+        >>> looks_like_text(folder / "README"), looks_like_text(folder / "blob")
+        (True, False)
+    """
+    try:
+        with open(path, "rb") as stream:
+            sample = stream.read(SNIFF_BYTES)
+    except OSError:
+        return True  # the loader reports why it cannot be read
+    if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    if b"\x00" in sample:
+        return False
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return len(sample) == SNIFF_BYTES and error.start >= len(sample) - 3
+    return True
+
+
+def unsupported_type(path: Path) -> SkippedFile | None:
+    """``path`` reported as an unsupported file type, or None when ragkit reads it."""
+    suffix = path.suffix.lower()
+    if suffix in SUPPORTED_SUFFIXES or (not suffix and looks_like_text(path)):
+        return None
+    reason = f"unsupported file type {suffix!r}" if suffix else "no extension and not UTF-8 text"
+    return SkippedFile(display_path(path), reason, unsupported=True)
+
+
+def _take(
+    path: Path,
+    relative: str,
+    options: LoadOptions,
+    found: dict[str, Path],
+    skipped: list[SkippedFile],
+) -> None:
+    """Add ``path`` to ``found`` or report why not (nothing when the globs leave it out)."""
+    if not options.selects(relative):
+        return
+    problem = file_problem(path)
+    if problem:
+        skipped.append(SkippedFile(display_path(path), problem))
+    elif unsupported := unsupported_type(path):
+        skipped.append(unsupported)
+    else:
+        found.setdefault(str(path), path)
+
+
+def _walk(
+    root: Path, options: LoadOptions, found: dict[str, Path], skipped: list[SkippedFile]
+) -> None:
     def unreadable(error: OSError) -> None:
         where = display_path(error.filename or root)
         skipped.append(SkippedFile(where, f"cannot list folder ({error.strerror})"))
@@ -96,6 +163,8 @@ def _walk(root: Path, found: dict[str, Path], skipped: list[SkippedFile]) -> Non
             if name.startswith("."):
                 continue
             child = Path(folder, name)
+            if options.excludes(child.relative_to(root).as_posix()):
+                continue
             if child.is_symlink():
                 entries.append(child)  # reported by file_problem, never walked
             elif not _is_text_name(child):
@@ -107,24 +176,20 @@ def _walk(root: Path, found: dict[str, Path], skipped: list[SkippedFile]) -> Non
         subfolders[:] = kept
         entries.extend(Path(folder, name) for name in names if not name.startswith("."))
     for child in sorted(entries):
-        problem = file_problem(child)
-        if problem:
-            skipped.append(SkippedFile(display_path(child), problem))
-        else:
-            found.setdefault(str(child), child)
+        _take(child, child.relative_to(root).as_posix(), options, found, skipped)
 
 
-def discover(paths: Iterable[Path]) -> tuple[list[Path], list[SkippedFile]]:
-    """Files under ``paths`` (recursively, sorted, each once) and the entries passed over."""
+def discover(
+    paths: Iterable[Path], options: LoadOptions | None = None
+) -> tuple[list[Path], list[SkippedFile]]:
+    """Files under ``paths`` (recursively, sorted, each once) that ``options`` select, and the
+    entries passed over."""
+    chosen = options or LoadOptions()
     found: dict[str, Path] = {}
     skipped: list[SkippedFile] = []
     for path in paths:
         if path.is_dir() and _is_text_name(path):
-            _walk(path, found, skipped)
-            continue
-        problem = file_problem(path)
-        if problem:
-            skipped.append(SkippedFile(display_path(path), problem))
+            _walk(path, chosen, found, skipped)
         else:
-            found.setdefault(str(path), path)
+            _take(path, path.name, chosen, found, skipped)
     return list(found.values()), skipped

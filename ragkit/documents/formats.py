@@ -62,6 +62,50 @@ def text_blocks(text: str, markdown: bool = False) -> list[Block]:
     return blocks
 
 
+_RST_ADORNMENT = re.compile(r"""^([=\-`:'"~^_*+#<>.])\1{2,}\s*$""")
+
+
+def rst_blocks(text: str) -> list[Block]:
+    """Blocks of a reStructuredText file: a section title (underlined, or over- and
+    underlined, with a repeated punctuation character) becomes a ``heading`` block holding
+    the title line only; ``::`` literal blocks and directives are ``code``.
+
+    Example:
+        >>> text = "=====\\nGuide\\n=====\\n\\nIntro.\\n\\nUsage\\n-----\\nRun it::\\n\\n    ragkit ls"
+        >>> [(b.kind, text[b.start:b.end]) for b in rst_blocks(text)]  # doctest: +NORMALIZE_WHITESPACE
+        [('heading', 'Guide'), ('paragraph', 'Intro.'), ('heading', 'Usage'),
+         ('paragraph', 'Run it::'), ('code', 'ragkit ls')]
+    """
+    blocks: list[Block] = []
+    literal = False
+    for block in text_blocks(text):
+        piece = text[block.start : block.end]
+        lines = piece.split("\n")
+        title = _rst_title(lines)
+        if title is None:
+            indented = piece.startswith((" ", "\t")) or text[: block.start].endswith(" ")
+            kind = "code" if (literal and indented) or piece.startswith(".. ") else "paragraph"
+            blocks.append(Block(kind, block.start, block.end))
+            literal = piece.endswith("::") or (literal and indented)
+            continue
+        first = block.start + piece.index(lines[title].strip())
+        blocks.append(Block("heading", first, first + len(lines[title].strip())))
+        rest = "\n".join(lines[title + 2 :]) if title + 2 < len(lines) else ""
+        if rest.strip():
+            start = block.end - len(rest) + (len(rest) - len(rest.lstrip()))
+            blocks.append(Block("paragraph", start, block.end))
+        literal = rest.rstrip().endswith("::")
+    return blocks
+
+
+def _rst_title(lines: list[str]) -> int | None:
+    """The line index of the section title a block starts with, or None."""
+    if len(lines) >= 3 and _RST_ADORNMENT.match(lines[0]) and _RST_ADORNMENT.match(lines[2]):
+        return 1
+    underlined = len(lines) >= 2 and _RST_ADORNMENT.match(lines[1]) and lines[0].strip()
+    return 0 if underlined and len(lines[1].rstrip()) >= len(lines[0].strip()) else None
+
+
 def decode_text(data: bytes, path: Path) -> str:
     """UTF-8 (with or without BOM) or UTF-16 with BOM; anything else is refused.
 

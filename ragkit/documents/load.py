@@ -19,7 +19,16 @@ from pathlib import Path
 from typing import TypeVar
 
 from ragkit.documents.discovery import SkippedFile, discover
-from ragkit.documents.formats import decode_text, html_text, jsonl_documents, pdf_text, text_blocks
+from ragkit.documents.formats import (
+    decode_text,
+    html_text,
+    jsonl_documents,
+    pdf_text,
+    rst_blocks,
+    text_blocks,
+)
+from ragkit.documents.options import LoadOptions
+from ragkit.documents.records import json_documents, table_documents
 from ragkit.documents.types import Document, LoadResult, content_hash
 from ragkit.errors import RagkitError
 
@@ -72,12 +81,21 @@ def read_bounded(path: Path, limit: int) -> bytes:
     return data
 
 
-def load_file(path: Path, result: LoadResult) -> None:
-    """Load one file into ``result``; raises ``RagkitError`` naming the file when it cannot."""
+def load_file(path: Path, result: LoadResult, text_field: str = "text") -> None:
+    """Load one file into ``result``; raises ``RagkitError`` naming the file when it cannot.
+
+    ``text_field``: the field or column holding a record's text in ``.json``, ``.csv`` and
+    ``.tsv`` files (:mod:`ragkit.documents.records`).
+    """
     data = read_bounded(path, max_file_bytes())
     suffix = path.suffix.lower()
-    if suffix == ".jsonl":
-        jsonl_documents(data, path, result)
+    if suffix in (".jsonl", ".json", ".csv", ".tsv"):
+        if suffix == ".jsonl":
+            jsonl_documents(data, path, result)
+        elif suffix == ".json":
+            json_documents(data, path, result, text_field)
+        else:
+            table_documents(data, path, result, text_field)
         return
     if suffix == ".pdf":
         text, blocks = pdf_text(data, path)
@@ -85,7 +103,10 @@ def load_file(path: Path, result: LoadResult) -> None:
         text, blocks = html_text(data, path)
     else:
         text = decode_text(data, path)
-        blocks = text_blocks(text, markdown=suffix in (".md", ".markdown"))
+        if suffix == ".rst" or path.name.lower().endswith(".rst.txt"):
+            blocks = rst_blocks(text)
+        else:
+            blocks = text_blocks(text, markdown=suffix in (".md", ".markdown"))
     if not text.strip():
         raise RagkitError(f"{path}: empty (no text to index)")
     title = next((text[b.start : b.end] for b in blocks if b.kind == "heading"), "")
@@ -101,18 +122,20 @@ def load_file(path: Path, result: LoadResult) -> None:
     )
 
 
-def load_paths(paths: Iterable[Path]) -> LoadResult:
-    """Discover and load every supported file; failures become ``skipped`` entries.
+def load_paths(paths: Iterable[Path], options: LoadOptions | None = None) -> LoadResult:
+    """Discover and load every supported file that ``options`` select; failures become
+    ``skipped`` entries.
 
     Each file's problem is reported on its own (see :mod:`ragkit.documents.discovery` for the files passed
     over); the files that load are returned whatever happened to the others.
     """
-    files, skipped = discover(paths)
+    chosen = options or LoadOptions()
+    files, skipped = discover(paths, chosen)
     result = LoadResult(skipped=skipped)
     max_file_bytes()  # a bad RAGKIT_MAX_FILE_MB fails the whole run, not every file
     for path in files:
         try:
-            load_file(path, result)
+            load_file(path, result, chosen.text_field)
         except RagkitError as error:
             result.skipped.append(SkippedFile(str(path), str(error).removeprefix(f"{path}: ")))
     return result

@@ -33,6 +33,7 @@ import numpy as np
 
 from ragkit.config import Settings
 from ragkit.documents import Document, LoadResult, SkippedFile, iter_batches, load_paths
+from ragkit.documents.options import LoadOptions
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_MODEL, MINILM_NAMES, MULTILINGUAL_MODEL, choose_model
 from ragkit.errors import RagkitError
@@ -131,14 +132,16 @@ class LocalStages:
     """Every stage in this process, with the index's own encoder (``ragkit ingest``).
 
     The chunker is made once per settings, so adaptive scoring and the ``semantic`` chunker
-    embed with the same encoder as the chunks.
+    embed with the same encoder as the chunks. ``loading`` chooses the files read under the
+    roots (include/exclude globs) and the text field of records.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, loading: LoadOptions | None = None) -> None:
         self._chunkers: dict[str, DocumentChunker] = {}
+        self.loading = loading or LoadOptions()
 
     def load(self, roots: list[Path]) -> LoadResult:
-        return load_paths(roots)
+        return load_paths(roots, self.loading)
 
     def prepare(
         self,

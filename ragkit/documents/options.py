@@ -1,0 +1,45 @@
+"""How an ingest chooses and reads files: include/exclude globs and the text field of records.
+
+Globs are matched (case-sensitively, ``*`` crossing ``/``) against a file's path relative to the
+folder given, and against its name alone, so ``*.pdf`` and ``drafts/*`` both work at any depth
+below the folder. An excluded folder is not walked. ``text_field`` names the field (``.json``)
+or column (``.csv``, ``.tsv``) that holds a record's text.
+
+Example:
+    >>> options = LoadOptions(include=("*.md",), exclude=("drafts/*",))
+    >>> [options.selects(p) for p in ("guide/intro.md", "drafts/new.md", "notes.txt")]
+    [True, False, False]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """Which files under the given folders are read, and which field holds a record's text."""
+
+    include: tuple[str, ...] = ()  # when given, only files matching one of these globs
+    exclude: tuple[str, ...] = ()  # files and folders matching one of these are left out
+    text_field: str = "text"
+
+    def excludes(self, relative: str) -> bool:
+        """Whether ``relative`` (a file or folder path, ``/``-separated) is excluded."""
+        return _matches(relative, self.exclude)
+
+    def selects(self, relative: str) -> bool:
+        """Whether the file at ``relative`` is read: not excluded and, with ``include``
+        globs, matching one of them."""
+        if self.excludes(relative):
+            return False
+        return not self.include or _matches(relative, self.include)
+
+
+def _matches(relative: str, patterns: tuple[str, ...]) -> bool:
+    name = relative.rsplit("/", 1)[-1]
+    return any(
+        fnmatchcase(relative, glob) or fnmatchcase(name, glob)
+        for glob in (p.rstrip("/") for p in patterns)
+    )
