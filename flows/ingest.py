@@ -47,10 +47,10 @@ from prefect.utilities.annotations import NotSet, quote
 
 import ragkit
 from ragkit.config import Settings
-from ragkit.documents import Document, LoadResult, SkippedFile
+from ragkit.documents import Document, LoadOptions, LoadResult, SkippedFile
 from ragkit.documents import discover as discover_files
 from ragkit.embed import Encoder
-from ragkit.errors import RagkitError
+from ragkit.errors import RagkitError, validation_message
 from ragkit.index import Index
 from ragkit.paths import file_sha256
 from ragkit.pipeline import DocumentChunker, IngestReport, PreparedDocument, prepare
@@ -89,9 +89,11 @@ def _key(*parts: str) -> str:
 
 
 def file_cache_key(context: TaskRunContext, parameters: dict[str, Any]) -> str | None:
-    """``load``'s cache key: the file's path and content hash (none when unreadable)."""
+    """``load``'s cache key: the file's path, content hash (none when unreadable) and the
+    text field of its records."""
     source: SourceFile = parameters["source"]
-    return _key("load", source.path, source.sha256) if source.sha256 else None
+    text_field: str = parameters.get("text_field", "text")
+    return _key("load", source.path, source.sha256, text_field) if source.sha256 else None
 
 
 def chunk_cache_key(context: TaskRunContext, parameters: dict[str, Any]) -> str | None:
@@ -104,9 +106,12 @@ def chunk_cache_key(context: TaskRunContext, parameters: dict[str, Any]) -> str 
 
 
 @task(name="discover", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
-def discover(paths: list[str]) -> tuple[list[SourceFile], list[SkippedFile]]:
-    """Supported files under ``paths`` with their content hashes; unsupported ones skipped."""
-    files, skipped = discover_files([Path(p) for p in paths])
+def discover(
+    paths: list[str], options: LoadOptions | None = None
+) -> tuple[list[SourceFile], list[SkippedFile]]:
+    """Supported files under ``paths`` that ``options`` select, with their content hashes;
+    unsupported ones skipped."""
+    files, skipped = discover_files([Path(p) for p in paths], options)
     found: list[SourceFile] = []
     for path in files:
         try:
@@ -124,9 +129,9 @@ def discover(paths: list[str]) -> tuple[list[SourceFile], list[SkippedFile]]:
     cache_key_fn=file_cache_key,
     persist_result=True,
 )
-def load(source: SourceFile) -> LoadResult:
+def load(source: SourceFile, text_field: str = "text") -> LoadResult:
     """One file's documents; read failures raise (and are retried), bad content is skipped."""
-    return load_file(Path(source.path), raise_io_errors=True)
+    return load_file(Path(source.path), raise_io_errors=True, text_field=text_field)
 
 
 @task(name="chunk", cache_key_fn=chunk_cache_key, persist_result=True)
@@ -172,20 +177,27 @@ class PrefectStages:
     (cached by their content hashes and the settings), ``embed`` in batches of
     ``embed_batch_size × 8`` texts that a Dask cluster spreads over its workers, and
     ``commit`` in the flow's own process. Each worker loads its own encoder once.
+    ``loading``: include/exclude globs and the text field of records.
     """
 
-    def __init__(self, retry_delay_seconds: float = 2.0, refresh_cache: bool = False) -> None:
+    def __init__(
+        self,
+        retry_delay_seconds: float = 2.0,
+        refresh_cache: bool = False,
+        loading: LoadOptions | None = None,
+    ) -> None:
+        self.loading = loading or LoadOptions()
         self.retry_delay_seconds = retry_delay_seconds
         # NotSet keeps each task's own setting (Prefect's default) unless a refresh is asked for
         self.refresh_cache: bool | type[NotSet] = True if refresh_cache else NotSet
         self.stats = FlowStats()
 
     def load(self, roots: list[Path]) -> LoadResult:
-        files, skipped = discover([str(root) for root in roots])
+        files, skipped = discover([str(root) for root in roots], self.loading)
         loader = load.with_options(
             retry_delay_seconds=self.retry_delay_seconds, refresh_cache=self.refresh_cache
         )
-        loads = [loader.submit(source) for source in files]
+        loads = [loader.submit(source, self.loading.text_field) for source in files]
         wait(loads)
         result = LoadResult(skipped=list(skipped))
         unreadable: list[SkippedFile] = []
@@ -248,16 +260,21 @@ def ingest_flow(
     wait_for_lock: bool = True,
     retry_delay_seconds: float = 2.0,
     refresh_cache: bool = False,
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
+    text_field: str = "text",
 ) -> IngestReport:
     """Ingest ``paths`` into the index folder ``index`` (created with ``model`` and
     ``settings`` when missing); the same result as ``ragkit ingest PATHS --index INDEX``.
 
     ``refresh_cache`` loads and chunks every file again (and refreshes the cache) instead of
-    reusing the results of an unchanged file.
+    reusing the results of an unchanged file. ``include``, ``exclude``, ``text_field``: as
+    ``ragkit ingest --include/--exclude/--text-field``.
     """
     logger = get_run_logger()
     opened = Index.open(index, create=True, model=model, **(settings or {}))
-    stages = PrefectStages(retry_delay_seconds, refresh_cache)
+    loading = LoadOptions(tuple(include or ()), tuple(exclude or ()), text_field)
+    stages = PrefectStages(retry_delay_seconds, refresh_cache, loading)
     report = opened.ingest(paths, prune=prune, wait=wait_for_lock, stages=stages)
     logger.info(
         "%d files, %d documents added, %d unchanged, %d chunks embedded, %d skipped",
@@ -351,14 +368,25 @@ def serve_ingest(
     name: str | None = None,
     model: str | None = None,
     prune: bool = True,
+    files: dict[str, Any] | None = None,
 ) -> None:
     """Register a deployment of :func:`ingest_flow` that re-ingests ``watch`` into ``index``
-    on ``cron``, and serve it until interrupted (``ragkit flows serve``).
+    on ``cron``, and serve it until interrupted (``ragkit flows serve``). ``files``: the
+    flow's ``include``, ``exclude`` and ``text_field`` parameters.
 
     Schedules live on a Prefect server: ``prefect server start`` and ``PREFECT_API_URL``.
     """
+    from prefect.client.schemas.schedules import CronSchedule
     from prefect.settings import PREFECT_API_URL
+    from pydantic import ValidationError
 
+    try:
+        CronSchedule(cron=cron)
+    except ValidationError as error:
+        raise RagkitError(
+            f"--cron {cron!r}: {validation_message(error)}; write five fields: minute hour "
+            "day-of-month month day-of-week, e.g. '0 2 * * *'"
+        ) from error
     if not PREFECT_API_URL.value():
         raise RagkitError(
             "ragkit flows serve: schedules need a running Prefect server; start one with "
@@ -372,10 +400,8 @@ def serve_ingest(
         "index": str(index.resolve()),
         "prune": prune,
         "model": model,
+        **(files or {}),
     }
-    try:
-        ingest_flow.serve(
-            name=name or f"ragkit-{index.resolve().name}", cron=cron, parameters=parameters
-        )
-    except ValueError as error:
-        raise RagkitError(f"--cron {cron!r}: {error}") from error
+    ingest_flow.serve(
+        name=name or f"ragkit-{index.resolve().name}", cron=cron, parameters=parameters
+    )

@@ -210,3 +210,19 @@ def test_ingest_flow_chooses_the_auto_model_before_chunking(tmp_path: Path, file
     db = sqlite3.connect(tmp_path / "flow" / "ragkit.sqlite")
     settings = db.execute("SELECT value FROM state WHERE key = 'settings'").fetchone()[0]
     assert '"embedding_model":"all-minilm-l6-v2"' in settings
+
+
+def test_cli_flows_run_ingest_chooses_files(tmp_path: Path, corpus: Path) -> None:
+    (corpus / "faq.csv").write_text("id,answer\nq1,Water boils at 100 C.\n", encoding="utf-8")
+    (corpus / "image.png").write_bytes(b"\x89PNG")
+    folder = tmp_path / "index"
+    args = ["flows", "run", "ingest", str(corpus), "--index", str(folder), "--model", MODEL]
+    result = CliRunner().invoke(app, [*args, "--exclude", "sub", "--text-field", "answer"])
+    assert result.exit_code == 0, result.output  # an unsupported file is listed, not fatal
+    assert "1 not read (unsupported type)" in result.output and "image.png" in result.output
+    db = sqlite3.connect(folder / "ragkit.sqlite")
+    keys = {Path(key).name for (key,) in db.execute("SELECT key FROM documents")}
+    db.close()
+    assert "faq.csv#q1" in keys and "cats.txt" not in keys
+    result = CliRunner().invoke(app, [*args, "--include", "*.png", "--strict"])
+    assert result.exit_code == 1, result.output

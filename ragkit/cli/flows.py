@@ -16,6 +16,7 @@ from pathlib import Path
 
 import typer
 
+from ragkit.cli.ingest import EXCLUDE, INCLUDE, STRICT, TEXT_FIELD
 from ragkit.cli.output import fail, print_eval_reports, print_ingest_report
 from ragkit.errors import RagkitError
 
@@ -38,6 +39,10 @@ def run_ingest(
     workers: int | None = typer.Option(
         None, "--workers", min=1, help="Threads (local) or LocalCluster workers (dask, 2)."
     ),
+    include: list[str] = INCLUDE,
+    exclude: list[str] = EXCLUDE,
+    text_field: str = TEXT_FIELD,
+    strict: bool = STRICT,
 ) -> None:
     """Run the ingest flow once; prints what `ragkit ingest` prints, with the same exit codes."""
     try:
@@ -51,10 +56,13 @@ def run_ingest(
             workers=workers,
             prune=prune,
             model=model,
+            include=include,
+            exclude=exclude,
+            text_field=text_field,
         )
     except RagkitError as error:
         fail(error)
-    print_ingest_report(report)
+    print_ingest_report(report, strict)
 
 
 @run_app.command("evaluate")
@@ -89,6 +97,9 @@ def serve(
     name: str | None = typer.Option(None, "--name", help="Deployment name (default: index name)."),
     model: str | None = typer.Option(None, "--model", help="Embedding model for a new index."),
     prune: bool = typer.Option(True, "--prune/--no-prune", help="Drop documents of gone files."),
+    include: list[str] = INCLUDE,
+    exclude: list[str] = EXCLUDE,
+    text_field: str = TEXT_FIELD,
 ) -> None:
     """Register a deployment that re-ingests the watched folders incrementally on a cron
     schedule, and serve it (blocks; stop with Ctrl-C). Needs `prefect server start` and
@@ -96,6 +107,7 @@ def serve(
     try:
         from flows.ingest import serve_ingest
 
-        serve_ingest(index, watch, cron, name, model, prune)
+        files = {"include": include, "exclude": exclude, "text_field": text_field}
+        serve_ingest(index, watch, cron, name, model, prune, files)
     except RagkitError as error:
         fail(error)

@@ -16,6 +16,20 @@ import typer
 from ragkit.cli.output import errors, fail, option_error, print_ingest_report, progress_bar
 from ragkit.errors import RagkitError
 
+# Which files are read and how; shared with `ragkit flows run ingest` and `flows serve`.
+INCLUDE = typer.Option(
+    [], "--include", help="Only files matching this glob, e.g. '*.md' (repeatable)."
+)
+EXCLUDE = typer.Option(
+    [], "--exclude", help="Leave out files and folders matching this glob (repeatable)."
+)
+TEXT_FIELD = typer.Option(
+    "text", "--text-field", help="Field (.json) or column (.csv, .tsv) holding the text."
+)
+STRICT = typer.Option(
+    False, "--strict", help="Exit 1 for unsupported file types too, not only failed ones."
+)
+
 
 def ingest(
     paths: list[Path] = typer.Argument(..., help="Files or folders to ingest (recursively)."),
@@ -44,18 +58,10 @@ def ingest(
     wait: bool = typer.Option(
         True, "--wait/--no-wait", help="When another writer holds the index: wait, or fail."
     ),
-    include: list[str] = typer.Option(
-        [], "--include", help="Only files matching this glob, e.g. '*.md' (repeatable)."
-    ),
-    exclude: list[str] = typer.Option(
-        [], "--exclude", help="Leave out files and folders matching this glob (repeatable)."
-    ),
-    text_field: str = typer.Option(
-        "text", "--text-field", help="Field (.json) or column (.csv, .tsv) holding the text."
-    ),
-    strict: bool = typer.Option(
-        False, "--strict", help="Exit 1 for unsupported file types too, not only failed ones."
-    ),
+    include: list[str] = INCLUDE,
+    exclude: list[str] = EXCLUDE,
+    text_field: str = TEXT_FIELD,
+    strict: bool = STRICT,
 ) -> None:
     """Load, chunk, embed and commit files into an index. Exit 1 when some files failed to
     load (unsupported file types are listed, and fail the run only with --strict)."""

@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from ragkit.errors import RagkitError
+from ragkit.errors import RagkitError, validation_message
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -59,7 +59,7 @@ def option_error(error: ValidationError, options: dict[str, str] | None = None) 
     problem = error.errors()[0]
     setting = str(problem["loc"][0]) if problem["loc"] else ""
     option = (options or {}).get(setting, "--" + setting.replace("_", "-")) if setting else ""
-    return RagkitError(f"{option}: {problem['msg']}")
+    return RagkitError(f"{option}: {validation_message(error)}")
 
 
 def print_ingest_report(report: IngestReport, strict: bool = False) -> None:

@@ -72,15 +72,16 @@ def is_io_error(error: BaseException) -> bool:
     return isinstance(error, OSError) or isinstance(error.__cause__, OSError)
 
 
-def load(path: Path, raise_io_errors: bool = False) -> LoadResult:
+def load(path: Path, raise_io_errors: bool = False, text_field: str = "text") -> LoadResult:
     """The documents of one file; a file that cannot be loaded becomes a ``skipped`` entry.
 
     With ``raise_io_errors`` a read failure (:func:`is_io_error`) is raised instead, so a
     scheduler can retry it; content problems (not UTF-8, empty, broken PDF) are still skipped.
+    ``text_field``: the field or column of a record's text (``.json``, ``.csv``, ``.tsv``).
     """
     result = LoadResult()
     try:
-        load_file(path, result)
+        load_file(path, result, text_field)
     except RagkitError as error:
         if raise_io_errors and is_io_error(error):
             raise
