@@ -11,7 +11,8 @@ ar        Arabic orthography (:mod:`.arabic`): alif variants, alef maksura, diac
           Quranic marks, Arabic-Indic digits; Persian/Urdu letter forms and decomposed
           hamza folded to the standard Arabic letter
 fa ckb ur Perso-Arabic letters for the language (:mod:`.perso_arabic`), then diacritics
-          and digits (alif variants kept: Persian آ is its own letter)
+          and digits (alif variants kept: Persian آ is its own letter), then one key for
+          each word's ezafe and letter-form spellings (دورۀ دورهٔ دوره‌ی → دوره)
 am ti     Ge'ez homophones (:mod:`.geez`), per-language tables
 en        nothing more by default; social-media lexical normalization (:mod:`.lexical`)
           when ``lexical=True``
@@ -42,7 +43,7 @@ from ragkit.normalize.arabic import ArabicOptions, ArabicOrthography, HamzaCompo
 from ragkit.normalize.base import CharMap, Normalized, Pipeline, RegexSub, Step
 from ragkit.normalize.detect import detect_language, detect_script, detect_spans
 from ragkit.normalize.geez import GeezHomophones
-from ragkit.normalize.perso_arabic import PersoArabicScript
+from ragkit.normalize.perso_arabic import PersoArabicScript, SpellingVariants
 from ragkit.normalize.unicode import (
     TATWEEL,
     ZWNJ_LANGUAGES,
@@ -82,7 +83,7 @@ def normalizer_for(
 
     Example:
         >>> normalizer_for("fa")
-        Pipeline('fa', steps=['invisible', 'spaces', 'arabic', 'nfkc', 'perso-arabic-fa', 'tatweel', 'arabic', 'whitespace'])
+        Pipeline('fa', steps=['invisible', 'spaces', 'hamza', 'arabic', 'nfkc', 'perso-arabic-fa', 'tatweel', 'arabic', 'variants-fa', 'whitespace'])
     """
     script = LANGUAGE_SCRIPT.get(language, "Latn")
     steps: list[Step] = [
@@ -91,6 +92,7 @@ def normalizer_for(
     ]
     if language in PERSO_ARABIC_LANGUAGES:
         options = _PERSO_ARABIC_MARKS
+        steps.append(HamzaComposition())  # یٔ ۓ ۂ: the hamza is part of the letter
     elif language == "ar":
         # Arabic typed on a Persian / Urdu keyboard (ک ی ہ ۃ, decomposed hamza) gets the
         # standard Arabic key.
@@ -107,6 +109,8 @@ def normalizer_for(
         steps.append(PersoArabicScript(language))
     if script == "Arab":
         steps += [CharMap({TATWEEL: ""}, name="tatweel"), ArabicOrthography(options)]
+    if language in PERSO_ARABIC_LANGUAGES:
+        steps.append(SpellingVariants(language))
     if language in GEEZ_LANGUAGES:
         steps.append(GeezHomophones(language, geez_mode))
     if lexical and language == "en":

@@ -91,6 +91,10 @@ _HAMZA_SEATS: dict[tuple[str, str], str] = {
     ("\u0648", HAMZA_ABOVE): "\u0624",
     (ALEF, HAMZA_ABOVE): "\u0623",
     (ALEF, HAMZA_BELOW): "\u0625",
+    # Persian / Urdu ezafe and yeh forms (NFC composes these, but only after marks are gone).
+    ("\u06c1", HAMZA_ABOVE): "\u06c2",  # ہ + hamza → ۂ
+    ("\u06d5", HAMZA_ABOVE): "\u06c0",  # ە + hamza → ۀ
+    ("\u06d2", HAMZA_ABOVE): "\u06d3",  # ے + hamza → ۓ
 }
 
 

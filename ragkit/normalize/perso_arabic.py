@@ -15,6 +15,10 @@ Sorani ``ە`` (the vowel ae) stays distinct from the consonant ``ه``, and the S
 ``ڕ ڵ ۆ ێ ۊ`` are never touched. Choosing between *words* (Sorani ``ر`` or ``ڕ``?) is the
 learned corrector's job (:mod:`ragkit.normalize.orthography`), not a table's.
 
+:class:`SpellingVariants` then gives the matching key one spelling per word where writers use
+several for the same thing: the ezafe (دورۀ, دورهٔ, دوره‌ی → دوره; Urdu سورۂ → سورہ), Urdu ۓ
+(→ ئے) and Urdu ة (→ ۃ).
+
 Example:
     >>> PersoArabicScript("fa")("كتاب علي ٣").text
     'کتاب علی 3'
@@ -112,6 +116,24 @@ _CKB_MEDIAL_DO_CHASHMI = re.compile(rf"\u06be(?={_LETTER})")
 _CKB_HEH_TATWEEL = re.compile(rf"\u0647{TATWEEL}+(?!{_LETTER})")
 
 
+# Spellings of one word that differ only in how the ezafe (izafat) or a letter form is written;
+# the matching key keeps one (after the table, which has brought every letter to the language's
+# own form). The ezafe is dropped: دوره, دورهٔ (its hamza a mark, removed), دورۀ and دوره‌ی are
+# one word to a reader, and most text leaves the ezafe unwritten.
+_VARIANTS: dict[str, dict[str, str]] = {
+    "fa": {"\u06c0": "\u0647"},  # ۀ → ه (ۂ became ۀ in the table)
+    "ur": {
+        "\u06c2": "\u06c1",  # ۂ → ہ: سورۂ = سورہ (ۀ became ۂ in the table)
+        "\u06d3": "\u0626\u06d2",  # ۓ → ئے: ہوۓ = ہوئے, the spelling Urdu text mostly uses
+        "\u0629": "\u06c3",  # ة → ۃ: سورة = سورۃ (Urdu writes Arabic names with both)
+    },
+    "ckb": {},  # ۀ became ە in the table; Sorani writes its ezafe as a plain ی
+}
+# Persian ezafe written as a yeh after ZWNJ (دوره‌ی) at the end of a word; ه‌ای (an indefinite
+# or relational suffix: هسته‌ای) is another word and stays.
+_FA_EZAFE_YEH = re.compile(rf"(?<=\u0647){ZWNJ}\u06cc(?!{_JOINING})")
+
+
 def _check_language(language: str) -> str:
     if language not in _TABLES:
         raise RagkitError(
@@ -196,3 +218,23 @@ class PersoArabicScript(Step):
 
     def __repr__(self) -> str:
         return f"PersoArabicScript({self.language!r}, digits={self.digits})"
+
+
+class SpellingVariants(Pipeline):
+    """One matching key for the ezafe and letter-form spellings ``language`` writes alike.
+
+    Runs after :class:`PersoArabicScript` (whose letters it expects) and the diacritics step.
+
+    Example:
+        >>> [SpellingVariants("fa")(word).text for word in ("دورۀ", "دوره\u200cی", "هسته\u200cای")]
+        ['دوره', 'دوره', 'هسته\u200cای']
+        >>> SpellingVariants("ur")("ہوۓ سورۂ سورة").text
+        'ہوئے سورہ سورۃ'
+    """
+
+    def __init__(self, language: str) -> None:
+        name = f"variants-{_check_language(language)}"
+        steps: list[Step] = [CharMap(_VARIANTS[language], name=name)]
+        if language == "fa":
+            steps.append(RegexSub(_FA_EZAFE_YEH, "", name="fa-ezafe-yeh"))
+        super().__init__(steps, name=name)
