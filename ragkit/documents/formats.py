@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from collections.abc import Iterable
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, ClassVar
@@ -203,24 +204,86 @@ def html_text(data: bytes, path: Path) -> tuple[str, list[Block]]:
     return _join_blocks(parser.parts)
 
 
-def pdf_text(data: bytes, path: Path) -> tuple[str, list[Block]]:
+PDF_MAX_EXPANSION = 100  # page content may unpack to this many times the file's size ...
+PDF_MIN_CONTENT = 4 * 2**20  # ... or to this many bytes, whichever is more
+
+
+def pdf_text(data: bytes, path: Path, limit: int) -> tuple[str, list[Block]]:
+    """The text of a PDF's pages as paragraph blocks, bounded by ``limit`` bytes (the file
+    limit).
+
+    Compressed streams can unpack to far more than a file holds (a decompression bomb: pages
+    sharing one stream of zeros), so before any page is parsed the unpacked size of every
+    page's content (its content streams and form XObjects, counted at each use) must stay
+    within ``limit`` and within ``PDF_MAX_EXPANSION`` times the file's size (at least
+    ``PDF_MIN_CONTENT``); the extracted text may not pass ``limit`` characters either. Past
+    any bound the file is refused, at that point.
+
+    Example:
+        >>> pdf_text(b"%PDF-1.7\\n", Path("a.pdf"), 2**20)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.RagkitError: a.pdf: unreadable PDF (...)
+    """
     from pypdf import PdfReader
 
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):  # owner-only passwords open with ""
             raise RagkitError(f"{path}: PDF is encrypted with a password; decrypt it first")
-        pages = [page.extract_text() or "" for page in reader.pages]
+        _check_unpacked_size(reader.pages, path, len(data), limit)
+        pages: list[str] = []
+        extracted = 0
+        for number, page in enumerate(reader.pages, start=1):
+            pages.append(page.extract_text() or "")
+            extracted += len(pages[-1])
+            if extracted > limit:
+                raise RagkitError(
+                    f"{path}: text passes {limit:,} characters by page {number}; split the "
+                    "file or raise RAGKIT_MAX_FILE_MB"
+                )
     except RagkitError:
         raise
     except Exception as error:  # pypdf raises many error types on damaged input
         raise RagkitError(f"{path}: unreadable PDF ({type(error).__name__}: {error})") from error
     parts: list[tuple[str, str]] = []
-    for page in pages:
-        for paragraph in _BLANK_LINES.split(page):
+    for page_text in pages:
+        for paragraph in _BLANK_LINES.split(page_text):
             if paragraph.strip():
                 parts.append(("paragraph", paragraph.strip()))
     return _join_blocks(parts)
+
+
+def _check_unpacked_size(pages: Iterable[Any], path: Path, size: int, limit: int) -> None:
+    """Refuse a PDF of ``size`` bytes whose pages' content unpacks past its budget (before
+    any page is parsed; see :func:`pdf_text`)."""
+    budget = min(limit, max(PDF_MAX_EXPANSION * size, PDF_MIN_CONTENT))
+    unpacked = 0
+    for number, page in enumerate(pages, start=1):
+        unpacked += _pdf_content_bytes(page)
+        if unpacked > budget:
+            fix = (
+                "split the file or raise RAGKIT_MAX_FILE_MB"
+                if budget == limit
+                else f"over {PDF_MAX_EXPANSION} times the file's size, as in a decompression "
+                "bomb; if the PDF is genuine, split it"
+            )
+            raise RagkitError(
+                f"{path}: page content unpacks to over {budget:,} bytes by page {number}; {fix}"
+            )
+
+
+def _pdf_content_bytes(page: Any) -> int:
+    """Unpacked bytes of a pypdf page's content streams and its form XObjects."""
+    contents = page.get_contents()
+    total = len(contents.get_data()) if contents is not None else 0
+    resources = page.get("/Resources")
+    xobjects = resources.get_object().get("/XObject") if resources is not None else None
+    for reference in (xobjects.get_object() if xobjects is not None else {}).values():
+        xobject = reference.get_object()
+        if xobject.get("/Subtype") == "/Form":
+            total += len(xobject.get_data())
+    return total
 
 
 def _record_problem(record: Any) -> str | None:

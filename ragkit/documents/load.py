@@ -98,7 +98,7 @@ def load_file(path: Path, result: LoadResult, text_field: str = "text") -> None:
             table_documents(data, path, result, text_field)
         return
     if suffix == ".pdf":
-        text, blocks = pdf_text(data, path)
+        text, blocks = pdf_text(data, path, max_file_bytes())
     elif suffix in (".html", ".htm"):
         text, blocks = html_text(data, path)
     else:

@@ -2,9 +2,9 @@
 
 ``build(folder)`` writes files that break naive loaders — binary data, broken and mixed
 encodings, empty files, a 200 MB file (sparse: no disk or memory spent), deeply nested and
-malformed HTML, truncated and encrypted PDFs (real ones, made with pypdf), JSONL with bad lines,
-symbolic-link loops, odd and non-UTF-8 names, a FIFO and an unreadable file — next to a few
-good files with odd shapes, and returns one :class:`Case` per file or JSONL line: either it
+malformed HTML, truncated and encrypted PDFs (real ones, made with pypdf), a PDF
+decompression bomb, JSONL with bad lines, symbolic-link loops, odd and non-UTF-8 names, a FIFO
+and an unreadable file — next to a few good files with odd shapes, and returns one :class:`Case` per file or JSONL line: either it
 must be ingested (``expect == ""``) or skipped with a reason containing ``expect``.
 
 Used by ``test_hostile.py`` and ``benchmarks/hostile.py``.
@@ -18,6 +18,7 @@ import logging
 import os
 import subprocess
 import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +66,20 @@ def encrypted_pdf(text: str, user_password: str) -> bytes:
 
     writer = PdfWriter(clone_from=PdfReader(io.BytesIO(text_pdf(text))))
     writer.encrypt(user_password=user_password, owner_password="owner-pw", algorithm="AES-256")
+    return _write(writer)
+
+
+def bomb_pdf(mebibytes: int, pages: int) -> bytes:
+    """A small PDF whose ``pages`` share one Flate stream unpacking to ``mebibytes`` MiB of
+    text operators (a decompression bomb: ~60 KB for 40 MiB)."""
+    writer = PdfWriter()
+    line = b"BT /F1 12 Tf 20 100 Td (boom boom boom boom) Tj ET\n"
+    stream = StreamObject()
+    stream._data = zlib.compress(line * (mebibytes * 2**20 // len(line)), 9)
+    stream[NameObject("/Filter")] = NameObject("/FlateDecode")
+    shared = writer._add_object(stream)
+    for _ in range(pages):
+        writer.add_blank_page(width=400, height=200)[NameObject("/Contents")] = shared
     return _write(writer)
 
 
@@ -146,6 +161,7 @@ def build(folder: Path, huge_bytes: int = HUGE_BYTES) -> list[Case]:
     put("not-a.pdf", "just text, no PDF", "unreadable PDF", "text named .pdf")
     put("locked.pdf", encrypted_pdf("Secret text.", "user-pw"), "encrypted", "user password")
     put("owner-only.pdf", encrypted_pdf("Open text.", ""), "", "owner password only")
+    put("bomb.pdf", bomb_pdf(40, 20), "decompression bomb", "20 pages share a 40 MiB stream")
     cases.extend(_jsonl(folder))
     put("blank.jsonl", "\n \n\n", "empty", "JSONL with blank lines only")
     (folder / "loop-a.txt").symlink_to("loop-b.txt")
