@@ -4,7 +4,11 @@ Example:
     >>> from ragkit import Index, Settings
     >>> Settings().embedding_model
     'auto'
+    >>> __version__.count(".") >= 1
+    True
 """
+
+from importlib.metadata import PackageNotFoundError, version
 
 from ragkit.chunking import Chunk
 from ragkit.config import Settings
@@ -12,6 +16,11 @@ from ragkit.documents import Block, Document
 from ragkit.errors import RagkitError
 from ragkit.index import Hit, Index
 from ragkit.pipeline import IngestReport
+
+try:
+    __version__ = version("ragkit")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "Block",

@@ -23,8 +23,8 @@ from ragkit.chunking import ChunkingRecord
 from ragkit.config import RERANK_SETTINGS, Settings
 from ragkit.documents import LoadOptions
 from ragkit.embed import Encoder
-from ragkit.embed.models import AUTO_DIMENSION, AUTO_MODEL
-from ragkit.errors import RagkitError
+from ragkit.embed.models import AUTO_DIMENSION, AUTO_MODEL, MINILM_NAMES
+from ragkit.errors import RagkitError, validation_message
 from ragkit.pipeline import (
     Ingest,
     IngestReport,
@@ -98,7 +98,17 @@ class IndexInfo:
 
 
 class Index:
-    """A ragkit index folder: SQLite + FAISS, with the encoder it was built with."""
+    """A ragkit index folder: SQLite + FAISS + BM25, with the encoder it was built with.
+
+    Open or create one with :meth:`open` (a context manager: ``with Index.open(...)``), add
+    files with :meth:`ingest`, query with :meth:`search`, look inside with :meth:`info`,
+    :meth:`documents` and :meth:`export`, remove documents with :meth:`delete`.
+
+    Example:
+        >>> with Index.open("my-index", create=True) as index:  # doctest: +SKIP
+        ...     report = index.ingest(["docs/"], exclude=["drafts/*"])
+        ...     hits = index.search("boiling point of water", k=3)
+    """
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -116,9 +126,22 @@ class Index:
         ``settings`` of a new index are stored with it. For an existing index they must match
         the stored ones, except the reranking settings (``RERANK_SETTINGS``: ``reranker``,
         ``rerank_depth``, ``rerank_weight``, ``rerank_passes``), which apply to this handle
-        only, e.g. ``Index.open("my-index", rerank_weight=0.3)``.
+        only, e.g. ``Index.open("my-index", rerank_weight=0.3)``. A setting that does not
+        exist, or a missing index without ``create=True``, raises :class:`RagkitError`.
         """
         folder = Path(path)
+        unknown = sorted(set(settings) - set(Settings.model_fields))
+        if unknown:
+            raise RagkitError(
+                f"Index.open: unknown setting(s) {', '.join(unknown)}; the settings are "
+                f"{', '.join(Settings.model_fields)}"
+            )
+        if not create and not (folder / DB_NAME).exists():
+            raise RagkitError(
+                f"{folder}: no ragkit index here; create one with "
+                f"Index.open({str(folder)!r}, create=True) or `ragkit ingest PATH --index "
+                f"{folder}`"
+            )
         if create and not (folder / DB_NAME).exists():
             chosen = Settings.model_validate(
                 ({"embedding_model": model} if model else {}) | settings
@@ -151,7 +174,8 @@ class Index:
             try:
                 index.settings = Settings.model_validate(index.settings.model_dump() | overrides)
             except ValidationError as error:
-                raise RagkitError(f"{folder}: {error}") from error
+                setting = error.errors()[0]["loc"][0]
+                raise RagkitError(f"{folder}: {setting}: {validation_message(error)}") from error
         return index
 
     @property
@@ -165,6 +189,14 @@ class Index:
                 passes=self.settings.rerank_passes,
                 first_stage_weight=self.settings.rerank_weight,
             )
+            others = sorted({language for _, language in self.store.languages()} - {"en", "und"})
+            if others and self._reranker.config.backbone in MINILM_NAMES:
+                log.warning(
+                    "reranker %r reads English only (%s); this index also holds %s",
+                    self.settings.reranker,
+                    self._reranker.config.backbone,
+                    ", ".join(others),
+                )
         return self._reranker
 
     @property

@@ -16,12 +16,17 @@ from pathlib import Path
 
 import typer
 
+from ragkit.cli.help import ReadableGroup
 from ragkit.cli.ingest import EXCLUDE, INCLUDE, STRICT, TEXT_FIELD
 from ragkit.cli.output import fail, print_eval_reports, print_ingest_report
 from ragkit.errors import RagkitError
 
-flows_app = typer.Typer(help="Prefect flows: run once, or serve on a cron schedule.")
-run_app = typer.Typer(help="Run a flow once (on the temporary server, or PREFECT_API_URL).")
+flows_app = typer.Typer(
+    cls=ReadableGroup, help="Prefect flows: run once, or serve on a cron schedule."
+)
+run_app = typer.Typer(
+    cls=ReadableGroup, help="Run a flow once (on the temporary server, or PREFECT_API_URL)."
+)
 flows_app.add_typer(run_app, name="run")
 
 RUNNER_HELP = "local (threads in this process) | dask (prefect-dask DaskTaskRunner)."

@@ -71,6 +71,11 @@ def ingest(
     from ragkit.index import Index
 
     try:
+        if not any(path.exists() for path in paths):
+            raise RagkitError(
+                f"{', '.join(map(str, paths))}: no such file or folder; nothing ingested and "
+                f"no index created or changed at {index}"
+            )
         options = {
             "normalization": normalization,
             "chunker": chunker,

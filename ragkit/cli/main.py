@@ -14,10 +14,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import typer
 
+from ragkit import __version__
 from ragkit.cli.chunk import chunk_command
 from ragkit.cli.doctor import doctor
 from ragkit.cli.evaluate import eval_command
 from ragkit.cli.flows import flows_app
+from ragkit.cli.help import ReadableGroup
 from ragkit.cli.ingest import ingest
 from ragkit.cli.manage import export, ls, rm
 from ragkit.cli.normalize import normalize_command
@@ -26,8 +28,27 @@ from ragkit.cli.search import info, query
 from ragkit.cli.tokenizers import tokenizer_app
 
 app = typer.Typer(
-    help="ragkit: multilingual RAG ingest, index, query and evaluation.", no_args_is_help=True
+    help="ragkit: multilingual RAG ingest, index, query and evaluation.",
+    no_args_is_help=True,
+    cls=ReadableGroup,
 )
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(f"ragkit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the version."
+    ),
+) -> None:
+    """ragkit: multilingual RAG ingest, index, query and evaluation."""
+
+
 app.command()(ingest)
 app.command()(query)
 app.command()(info)

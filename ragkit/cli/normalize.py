@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from ragkit.cli.checks import check_language
 from ragkit.cli.output import console, fail
 from ragkit.errors import RagkitError
 
@@ -31,6 +32,8 @@ def normalize_command(
     from ragkit.normalize.base import changes
 
     try:
+        if lang is not None:
+            check_language(lang)
         if mode not in GEEZ_MODES:
             raise RagkitError(f"--mode {mode!r}: use one of {', '.join(GEEZ_MODES)}")
         if source == "-":

@@ -14,10 +14,11 @@ import typer
 from rich.progress import TaskID
 from rich.table import Table
 
+from ragkit.cli.help import ReadableGroup
 from ragkit.cli.output import console, fail, progress_bar
 from ragkit.errors import RagkitError
 
-rerank_app = typer.Typer(help="Train and use ragkit's groupwise reranker.")
+rerank_app = typer.Typer(cls=ReadableGroup, help="Train and use ragkit's groupwise reranker.")
 
 
 @rerank_app.command("train")

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
 
+from ragkit.cli.checks import check_language, check_query
 from ragkit.cli.output import console, errors, fail
 from ragkit.errors import RagkitError
+
+if TYPE_CHECKING:
+    from ragkit.index import Index
 
 
 def query(
@@ -54,6 +58,9 @@ def query(
     from ragkit.index import Index
 
     try:
+        check_query(text)
+        if lang is not None:
+            check_language(lang)
         filters = {}
         for item in where:
             key, separator, value = item.partition("=")
@@ -71,6 +78,8 @@ def query(
                 f"the query is analyzed as {lang!r} anyway",
                 soft_wrap=True,
             )
+        if rerank:
+            check_rerank_languages(opened, lang)
         hits = opened.search(
             text,
             k=k,
@@ -85,6 +94,10 @@ def query(
     if as_json:
         typer.echo(json.dumps([hit.__dict__ for hit in hits], ensure_ascii=False, indent=2))
         return
+    if not hits:
+        matching = " matching the filters" if filters else ""
+        console.print(f"no hits for {text!r}{matching} in {index}", soft_wrap=True, markup=False)
+        return
     table = Table("#", "score", "source", "span", "text", title=f"query: {text}")
     for rank, hit in enumerate(hits, start=1):
         snippet = " ".join(hit.text.split())[:120]
@@ -92,6 +105,35 @@ def query(
             str(rank), f"{hit.score:.3f}", hit.document_id, f"{hit.start}-{hit.end}", snippet
         )
     console.print(table)
+
+
+def check_rerank_languages(opened: Index, lang: str | None) -> None:
+    """Refuse ``--rerank`` when a reranker that reads English only (a MiniLM backbone) would
+    rerank a query or an index that is not English; warn when the index is partly English."""
+    from ragkit.embed.models import MINILM_NAMES
+
+    backbone = opened.reranker.config.backbone
+    if backbone not in MINILM_NAMES:
+        return
+    held = {language for _, language in opened.store.languages()} - {"und"}
+    others = sorted(held - {"en"})
+    problem = ""
+    if lang is not None and lang != "en":
+        problem = f"the query is analyzed as {lang!r}"
+    elif others and "en" not in held:
+        problem = f"this index holds {', '.join(others)}"
+    if problem:
+        raise RagkitError(
+            f"--rerank: the reranker {opened.settings.reranker!r} reads English only "
+            f"({backbone}) and {problem}; search without --rerank, or give --reranker a "
+            "folder trained with a multilingual backbone"
+        )
+    if others:
+        errors.print(
+            f"[yellow]note:[/] the reranker reads English only ({backbone}); hits in "
+            f"{', '.join(others)} are reranked as if English",
+            soft_wrap=True,
+        )
 
 
 def info(

@@ -12,10 +12,13 @@ from pathlib import Path
 
 import typer
 
+from ragkit.cli.help import ReadableGroup
 from ragkit.cli.output import console, errors, fail, print_figures
 from ragkit.errors import RagkitError
 
-tokenizer_app = typer.Typer(help="Train and measure ragkit's SentencePiece tokenizers.")
+tokenizer_app = typer.Typer(
+    cls=ReadableGroup, help="Train and measure ragkit's SentencePiece tokenizers."
+)
 
 
 @tokenizer_app.command("train")

@@ -1,0 +1,83 @@
+"""The command line and the Python API behave as their users expect: readable help, a
+version, clear one-line errors, no index made by mistake, a context manager."""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+import pytest
+from conftest import MODEL, ragkit
+
+import ragkit as package
+from ragkit import Index, RagkitError
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index of one English and one Arabic file."""
+    root = tmp_path_factory.mktemp("polish")
+    (root / "water.txt").write_text("Water boils at 100 degrees Celsius.", encoding="utf-8")
+    (root / "prayer.txt").write_text("إنما الأعمال بالنيات وإنما لكل امرئ ما نوى", encoding="utf-8")
+    with Index.open(root / "index", create=True, model=MODEL) as index:
+        index.ingest([root / "water.txt", root / "prayer.txt"])
+    return root
+
+
+def test_help_shows_words_not_python_types() -> None:
+    for args in ([], ["ingest"], ["flows", "run", "ingest"]):
+        page = ragkit(*args, "--help")
+        assert page.returncode == 0, page.stderr
+        assert not re.search(r"<(bool|str|path|int|float|list\[\w+\])>", page.stdout), page.stdout
+    ingest = ragkit("ingest", "--help").stdout
+    assert re.search(r"paths\.\.\.\s+PATH", ingest) and re.search(r"--index\s+PATH", ingest)
+    assert re.search(r"--prune\s+Remove", ingest)  # a flag takes no value
+
+
+def test_version() -> None:
+    shown = ragkit("--version")
+    assert shown.returncode == 0 and shown.stdout.strip() == f"ragkit {package.__version__}"
+
+
+def test_one_line_errors(tmp_path: Path) -> None:
+    empty = ragkit("query", "  ", "--index", str(tmp_path))
+    assert empty.returncode == 2 and "empty query" in empty.stderr
+    unknown = ragkit("normalize", "-", "--lang", "xx")
+    assert unknown.returncode == 2 and "--lang 'xx': not a language" in unknown.stderr
+    cron = ragkit("flows", "serve", "--index", str(tmp_path), "--watch", ".", "--cron", "bad")
+    assert cron.returncode == 2 and "--cron 'bad':" in cron.stderr
+    assert len(cron.stderr.strip().splitlines()) == 1 and "pydantic" not in cron.stderr
+
+
+def test_no_index_made_by_mistake(tmp_path: Path) -> None:
+    typo = ragkit("ingest", str(tmp_path / "no-such-docs"), "--index", str(tmp_path / "new"))
+    assert typo.returncode == 2 and "no index created" in typo.stderr
+    query = ragkit("query", "water", "--index", str(tmp_path / "typo"))
+    assert query.returncode == 2 and "no ragkit index here" in query.stderr
+    assert not (tmp_path / "new").exists() and not (tmp_path / "typo").exists()
+
+
+@pytest.mark.slow  # three searches, one with the reranker, in their own processes
+def test_query_messages_and_rerank_languages(built: Path) -> None:
+    index = str(built / "index")
+    none = ragkit("query", "water", "--index", index, "--filter", "language=fa")
+    assert none.returncode == 0 and "no hits for 'water' matching the filters" in none.stdout
+    arabic = ragkit("query", "الأعمال", "--index", index, "--lang", "ar", "--rerank")
+    assert arabic.returncode == 2 and "reads English only" in arabic.stderr
+    mixed = ragkit("query", "water", "--index", index, "--rerank", "-k", "1")
+    assert mixed.returncode == 0 and "hits in ar are reranked as if English" in mixed.stderr
+
+
+def test_api_habits(built: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with pytest.raises(RagkitError, match=r"unknown setting\(s\) chunk_size; the settings .*"):
+        Index.open(built / "index", chunk_size=100)
+    with pytest.raises(RagkitError, match=r"create=True\)"):
+        Index.open(built / "missing")
+    with Index.open(built / "index", rerank_weight=0.5) as index:
+        assert index.info().documents == 2
+        with caplog.at_level(logging.WARNING, logger="ragkit.index"):
+            assert index.reranker is not None
+        assert "reads English only" in caplog.text
+    with pytest.raises(RagkitError, match="rerank_weight: Input should be less than"):
+        Index.open(built / "index", rerank_weight=2)
