@@ -1,16 +1,34 @@
-"""Settings: one pydantic model, read from ``ragkit.toml`` in the index folder plus env overrides."""
+"""Settings: one pydantic model an index is built with.
+
+A new index takes each setting from, first to last: ``Index.open`` arguments (``ragkit
+ingest`` options), the settings file — ``ragkit.toml`` in the index folder, or the file given
+as ``config=`` / ``--config`` — and the defaults (``RAGKIT_MODEL`` names the default model).
+An existing index keeps the settings it was built with; a settings file may still set the
+reranking settings (``RERANK_SETTINGS``), which shape queries only. The file holds top-level
+``name = value`` lines, e.g.::
+
+    chunker = "sentence"
+    chunk_tokens = 200
+    fusion = "rrf"
+    rerank_weight = 0.3
+"""
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Literal
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from ragkit.errors import RagkitError, validation_message
 
 # "auto": the documents of an index's first ingest choose its model (ragkit.embed.models.choose_model):
 # all-minilm-l6-v2 for an English collection, multilingual-e5-small for anything else.
 DEFAULT_MODEL = "auto"
+CONFIG_NAME = "ragkit.toml"  # the settings file in an index folder
 # Settings that shape reranking at query time only; an open index may override them.
 RERANK_SETTINGS = frozenset({"reranker", "rerank_depth", "rerank_weight", "rerank_passes"})
 
@@ -107,3 +125,63 @@ class Settings(BaseModel):
         if any(w < 0 for w in value.values()) or not any(value.values()):
             raise ValueError("chunk_weights must be ≥ 0 with at least one above 0")
         return value
+
+    def summary(self) -> list[tuple[str, str]]:
+        """The settings that shape results, as ``(what, value)`` rows (``ragkit info``).
+
+        Example:
+            >>> dict(Settings().summary())["fusion"]
+            'weighted, dense weight 0.5, 100 candidates per list'
+        """
+        fusion = (
+            f"weighted, dense weight {self.dense_weight}"
+            if self.fusion == "weighted"
+            else f"rrf, k {self.rrf_k}"
+        )
+        normalization = f"{self.normalization}, Ge'ez {self.geez_mode}" + (
+            ", lexical" if self.lexical_normalization else ""
+        )
+        reranking = (
+            f"{self.reranker}, top {self.rerank_depth}, first-stage weight {self.rerank_weight}, "
+            f"{self.rerank_passes} passes"
+        )
+        return [
+            ("chunking", f"{self.chunker}, {self.chunk_tokens} tokens per chunk"),
+            ("chunk context", self.chunk_context),
+            ("fusion", f"{fusion}, {self.fusion_depth} candidates per list"),
+            ("sparse terms", self.sparse_terms),
+            ("normalization", normalization),
+            ("reranking", reranking),
+        ]
+
+
+def read_settings_file(path: Path) -> dict[str, Any]:
+    """The settings a TOML file sets (only those), checked against :class:`Settings`.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / CONFIG_NAME
+        >>> _ = path.write_text('chunker = "sentence"\\nchunk_tokens = 4\\n')
+        >>> read_settings_file(path)
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.RagkitError: ...ragkit.toml: chunk_tokens: Input should be greater than or equal to 8
+    """
+    try:
+        values = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise RagkitError(f"{path}: cannot read the settings file ({error.strerror})") from error
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise RagkitError(f"{path}: not a valid TOML settings file ({error})") from error
+    unknown = sorted(set(values) - set(Settings.model_fields))
+    if unknown:
+        raise RagkitError(
+            f"{path}: unknown setting(s) {', '.join(unknown)}; the settings are "
+            f"{', '.join(Settings.model_fields)}"
+        )
+    try:
+        Settings.model_validate(values)
+    except ValidationError as error:
+        setting = error.errors()[0]["loc"][0]
+        raise RagkitError(f"{path}: {setting}: {validation_message(error)}") from error
+    return values

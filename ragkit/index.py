@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Self, TextIO
 from pydantic import ValidationError
 
 from ragkit.chunking import ChunkingRecord
-from ragkit.config import RERANK_SETTINGS, Settings
+from ragkit.config import CONFIG_NAME, RERANK_SETTINGS, Settings, read_settings_file
 from ragkit.documents import LoadOptions
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_DIMENSION, AUTO_MODEL, MINILM_NAMES
@@ -73,7 +73,8 @@ class Hit:
 @dataclass(frozen=True)
 class IndexInfo:
     """An index at a glance (``ragkit info``); ``chunkers_chosen`` counts documents per chosen
-    chunker (``unrecorded`` for documents indexed before the choice was kept)."""
+    chunker (``unrecorded`` for documents indexed before the choice was kept); ``settings``:
+    the effective settings that shape results (:meth:`ragkit.config.Settings.summary`)."""
 
     path: str
     generation: int
@@ -84,6 +85,7 @@ class IndexInfo:
     chunks: int
     vectors: int
     chunkers_chosen: dict[str, int]
+    settings: list[tuple[str, str]] = field(default_factory=list)
 
     def rows(self) -> list[tuple[str, str]]:
         """``(field, value)`` pairs to print, in order.
@@ -93,8 +95,24 @@ class IndexInfo:
             ('chunkers chosen', 'sentence 2')
         """
         chosen = ", ".join(f"{name} {count}" for name, count in self.chunkers_chosen.items())
-        fields = [(f.name, str(getattr(self, f.name))) for f in dataclasses.fields(self)][:-1]
-        return [*fields, ("chunkers chosen", chosen or "—")]
+        fields = [(f.name, str(getattr(self, f.name))) for f in dataclasses.fields(self)][:-2]
+        return [*fields, ("chunkers chosen", chosen or "—"), *self.settings]
+
+
+def _with_file_settings(
+    folder: Path, config: str | Path | None, model: str | None, settings: dict[str, Any]
+) -> tuple[str | None, dict[str, Any], dict[str, Path]]:
+    """``model`` and ``settings`` completed from the settings file (``config``, else the
+    folder's ``ragkit.toml`` when present); the third item maps each setting taken from the
+    file to the file."""
+    path = Path(config) if config is not None else folder / CONFIG_NAME
+    if config is None and not path.is_file():
+        return model, settings, {}
+    from_file = {k: v for k, v in read_settings_file(path).items() if k not in settings}
+    if model is None:
+        model = from_file.get("embedding_model")
+    from_file.pop("embedding_model", None)
+    return model, from_file | settings, dict.fromkeys(from_file, path)
 
 
 class Index:
@@ -119,7 +137,12 @@ class Index:
 
     @classmethod
     def open(
-        cls, path: str | Path, create: bool = False, model: str | None = None, **settings: Any
+        cls,
+        path: str | Path,
+        create: bool = False,
+        model: str | None = None,
+        config: str | Path | None = None,
+        **settings: Any,
     ) -> Index:
         """Open the index at ``path``; with ``create=True`` make it when it does not exist.
 
@@ -128,6 +151,10 @@ class Index:
         ``rerank_depth``, ``rerank_weight``, ``rerank_passes``), which apply to this handle
         only, e.g. ``Index.open("my-index", rerank_weight=0.3)``. A setting that does not
         exist, or a missing index without ``create=True``, raises :class:`RagkitError`.
+
+        Settings not given here come from the settings file: ``config``, or ``ragkit.toml``
+        in the index folder when it exists (:mod:`ragkit.config`); the same rules apply to
+        them.
         """
         folder = Path(path)
         unknown = sorted(set(settings) - set(Settings.model_fields))
@@ -142,6 +169,7 @@ class Index:
                 f"Index.open({str(folder)!r}, create=True) or `ragkit ingest PATH --index "
                 f"{folder}`"
             )
+        model, settings, filed = _with_file_settings(folder, config, model, settings)
         if create and not (folder / DB_NAME).exists():
             chosen = Settings.model_validate(
                 ({"embedding_model": model} if model else {}) | settings
@@ -165,9 +193,10 @@ class Index:
             )
         for name, value in settings.items():
             if name not in RERANK_SETTINGS and getattr(index.settings, name) != value:
+                where = f" (set in {filed[name]})" if name in filed else ""
                 raise RagkitError(
                     f"{folder}: built with {name}={getattr(index.settings, name)!r}, not "
-                    f"{value!r}; use a new --index folder for other settings"
+                    f"{value!r}{where}; use a new --index folder for other settings"
                 )
         overrides = {n: v for n, v in settings.items() if n in RERANK_SETTINGS}
         if overrides:
@@ -360,7 +389,8 @@ class Index:
         ]
 
     def info(self) -> IndexInfo:
-        """Where the index is, its model and chunker, its counts and the chunkers chosen."""
+        """Where the index is, its model and chunker, its counts, the chunkers chosen and the
+        effective settings (reranking overrides of this handle included)."""
         counts = self.store.counts()
         return IndexInfo(
             path=str(self.store.folder),
@@ -372,6 +402,7 @@ class Index:
             chunks=counts["chunks"],
             vectors=counts["vectors"],
             chunkers_chosen=self.store.chunker_counts(),
+            settings=self.settings.summary(),
         )
 
     def documents(self, glob: str | None = None) -> list[DocumentEntry]:

@@ -10,6 +10,7 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -25,6 +26,12 @@ EXCLUDE = typer.Option(
 )
 TEXT_FIELD = typer.Option(
     "text", "--text-field", help="Field (.json) or column (.csv, .tsv) holding the text."
+)
+CONFIG = typer.Option(
+    None,
+    "--config",
+    help="Settings file (TOML) to use instead of the index folder's ragkit.toml; options "
+    "given here win over it.",
 )
 STRICT = typer.Option(
     False, "--strict", help="Exit 1 for unsupported file types too, not only failed ones."
@@ -62,6 +69,7 @@ def ingest(
     exclude: list[str] = EXCLUDE,
     text_field: str = TEXT_FIELD,
     strict: bool = STRICT,
+    config: Path | None = CONFIG,
 ) -> None:
     """Load, chunk, embed and commit files into an index. Exit 1 when some files failed to
     load (unsupported file types are listed, and fail the run only with --strict)."""
@@ -82,9 +90,9 @@ def ingest(
             "chunk_tokens": chunk_tokens,
             "chunk_weights": parse_weights(chunk_weights),
         }
-        chosen = {k: v for k, v in options.items() if v is not None}
+        chosen: dict[str, Any] = {k: v for k, v in options.items() if v is not None}
         try:
-            opened = Index.open(index, create=True, model=model, **chosen)
+            opened = Index.open(index, create=True, model=model, config=config, **chosen)
         except ValidationError as error:
             raise option_error(error) from error
         with progress_bar() as bar:

@@ -15,6 +15,7 @@ import typer
 from rich.table import Table
 
 from ragkit.cli.checks import check_language, check_query
+from ragkit.cli.ingest import CONFIG
 from ragkit.cli.output import console, errors, fail
 from ragkit.errors import RagkitError
 
@@ -53,6 +54,7 @@ def query(
     reranker: str | None = typer.Option(
         None, "--reranker", help="With --rerank: a shipped model or a folder from `rerank train`."
     ),
+    config: Path | None = CONFIG,
 ) -> None:
     """Search an index and print ranked hits."""
     from ragkit.index import Index
@@ -70,7 +72,8 @@ def query(
         if fusion not in (None, "rrf", "weighted"):
             raise RagkitError(f"--fusion {fusion!r}: use rrf or weighted")
         overrides: dict[str, Any] = {"rerank_weight": rerank_weight, "reranker": reranker}
-        opened = Index.open(index, **{k: v for k, v in overrides.items() if v is not None})
+        chosen = {k: v for k, v in overrides.items() if v is not None}
+        opened = Index.open(index, config=config, **chosen)
         held = sorted({language for _, language in opened.store.languages()})
         if lang is not None and held and lang not in held:
             errors.print(
@@ -141,12 +144,14 @@ def info(
     document: str | None = typer.Option(
         None, "--document", help="Show how this document (its key: the file path) was chunked."
     ),
+    config: Path | None = CONFIG,
 ) -> None:
-    """Show an index's model, generation, counts and chunker choices (or one document's)."""
+    """Show an index's model, generation, counts, chunker choices and effective settings (or
+    how one document was chunked)."""
     from ragkit.index import Index
 
     try:
-        opened = Index.open(index)
+        opened = Index.open(index, config=config)
         if document is not None:
             from ragkit.cli.chunk import print_chunking
 
