@@ -5,7 +5,8 @@ mode-000 file is really unreadable) and counts the cases whose outcome matches (
 skipped with the expected reason), the crashes (a traceback, or an exit code other than the
 documented 1) and the peak RSS of the run, next to the same ingest of only the corpus's good
 files (the peer: any extra memory would be what the hostile files cost). It also measures the
-loader's peak RSS on a real text file just under the size limit (64 MiB), read and decoded.
+loader's peak RSS on a real text file just under the size limit (64 MiB), read and decoded,
+and the time and peak RSS of ingesting a 50 MB single-line text file (over the document limit).
 Writes benchmarks/results/hostile.json and prints a table.
 
     .venv/bin/python benchmarks/hostile.py
@@ -20,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,6 +90,13 @@ def main() -> None:
     small = work / "small.txt"
     small.write_text(line)
     limit_mb, small_mb = loader_peak_mb(at_limit), loader_peak_mb(small)
+    one_line = work / "one-line"
+    one_line.mkdir()
+    (one_line / "line.txt").write_text("boundary layer " * (50 * 10**6 // 15))
+    new_index(work / "one-line-index", 500)
+    clock = time.perf_counter()
+    line_code, line_out, _, line_rss = run_ingest(ingest_command(one_line, work / "one-line-index"))
+    line_seconds = time.perf_counter() - clock
 
     result = {
         "model": MODEL,
@@ -105,6 +114,12 @@ def main() -> None:
         "loader_peak_rss_mb_file_at_limit": round(limit_mb, 1),
         "loader_peak_rss_mb_small_file": round(small_mb, 1),
         "file_at_limit_mb": round(at_limit.stat().st_size / 2**20, 1),
+        "single_line_50mb": {
+            "exit_code": line_code,
+            "refused": "document limit" in line_out,
+            "seconds": round(line_seconds, 1),
+            "peak_rss_mb": round(line_rss, 1),
+        },
         "problems": problems,
     }
     shutil.rmtree(work, ignore_errors=True)
@@ -120,6 +135,10 @@ def main() -> None:
         (
             f"loader peak RSS MB ({result['file_at_limit_mb']} MiB file / small)",
             f"{limit_mb:.0f} / {small_mb:.0f}",
+        ),
+        (
+            "50 MB single-line file (exit, refused, s, peak RSS MB)",
+            f"{line_code}, {'document limit' in line_out}, {line_seconds:.1f}, {line_rss:.0f}",
         ),
     ]
     width = max(len(name) for name, _ in rows)

@@ -38,7 +38,13 @@ from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_MODEL, MINILM_NAMES, MULTILINGUAL_MODEL, choose_model
 from ragkit.errors import RagkitError
 from ragkit.pipeline.languages import collection_profile, resolve_documents
-from ragkit.pipeline.plan import check_roots_exist, stale_keys, without_key_collisions
+from ragkit.pipeline.plan import (
+    check_roots_exist,
+    max_document_chars,
+    stale_keys,
+    without_key_collisions,
+    without_oversized,
+)
 from ragkit.pipeline.stages import (
     DocumentChunker,
     PreparedDocument,
@@ -206,12 +212,13 @@ class Ingest:
         of ``commit_every_documents``; with ``prune`` remove documents no longer found."""
         started = datetime.now(UTC).isoformat()
         report = IngestReport()
+        longest = max_document_chars()  # a bad RAGKIT_MAX_DOCUMENT_CHARS fails the run first
         if prune:
             check_roots_exist(roots)
         clock = time.perf_counter()
         loaded = self.stages.load(list(roots))
         sources = self.store.document_sources()
-        loaded = without_key_collisions(loaded, sources)
+        loaded = without_key_collisions(without_oversized(loaded, longest), sources)
         report.record_loaded(loaded.documents, loaded.skipped)
         report.seconds["load"] = time.perf_counter() - clock
 

@@ -2,7 +2,8 @@
 
 A document's key (its path as typed, plus ``#id`` for a JSONL record) names it in the index, so
 two documents with one key cannot both be stored: :func:`without_key_collisions` keeps the
-first and reports the others. ``--prune`` removes only what is positively gone
+first and reports the others. Chunking and embedding cost grows with a document's length, so
+documents longer than :func:`max_document_chars` are reported instead (:func:`without_oversized`). ``--prune`` removes only what is positively gone
 (:func:`stale_keys`): a root must exist (:func:`check_roots_exist`) and nothing below a file or
 folder that could not be read is removed.
 
@@ -17,11 +18,56 @@ Example:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from ragkit.documents import Document, LoadResult, SkippedFile, display_path
 from ragkit.errors import RagkitError
+
+DEFAULT_MAX_DOCUMENT_CHARS = 4_000_000
+
+
+def max_document_chars() -> int:
+    """The longest document text an ingest chunks: ``RAGKIT_MAX_DOCUMENT_CHARS`` characters
+    (default 4,000,000, about 2,000 pages). Chunking and embedding time grow with the text
+    (adaptive chunking: minutes per million characters), so a longer document — one huge
+    line or a whole library in one file — is refused with its length instead.
+
+    Example:
+        >>> max_document_chars() == int(os.environ.get("RAGKIT_MAX_DOCUMENT_CHARS", 4_000_000))
+        True
+    """
+    value = os.environ.get("RAGKIT_MAX_DOCUMENT_CHARS", str(DEFAULT_MAX_DOCUMENT_CHARS))
+    if not value.strip().isdigit() or int(value) < 1:
+        raise RagkitError(
+            f"RAGKIT_MAX_DOCUMENT_CHARS={value!r}: give a whole number of characters, e.g. "
+            f"{DEFAULT_MAX_DOCUMENT_CHARS}"
+        )
+    return int(value)
+
+
+def without_oversized(loaded: LoadResult, limit: int) -> LoadResult:
+    """``loaded`` without the documents whose text is longer than ``limit`` characters, each
+    reported as skipped.
+
+    Example:
+        >>> from ragkit.documents import Document
+        >>> long = Document("a.txt", "a.txt", "x" * 50, "h", [], language="en")
+        >>> [s.reason for s in without_oversized(LoadResult([long]), 10).skipped]
+        ['50 characters is over the 10-character document limit; split it or raise RAGKIT_MAX_DOCUMENT_CHARS']
+    """
+    result = LoadResult(skipped=list(loaded.skipped))
+    for document in loaded.documents:
+        if len(document.text) <= limit:
+            result.documents.append(document)
+            continue
+        reason = (
+            f"{len(document.text):,} characters is over the {limit:,}-character document "
+            "limit; split it or raise RAGKIT_MAX_DOCUMENT_CHARS"
+        )
+        result.skipped.append(SkippedFile(display_path(document.key), reason))
+    return result
 
 
 def without_key_collisions(loaded: LoadResult, sources: dict[str, str]) -> LoadResult:
