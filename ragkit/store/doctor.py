@@ -46,7 +46,7 @@ from ragkit.store.manifest import (
     vector_file,
     verify_checksums,
 )
-from ragkit.store.schema import connect
+from ragkit.store.schema import connect, connect_read_only
 
 REPAIR_HINT = "run `ragkit doctor --index {folder} --repair` to rebuild it from SQLite"
 
@@ -165,7 +165,7 @@ def diagnose(folder: str | Path) -> Diagnosis:
     found = Diagnosis(folder)
     if not (folder / DB_NAME).is_file():
         raise RagkitError(f"{folder}: no ragkit index here ({DB_NAME} missing)")
-    db = sqlite3.connect(f"file:{folder / DB_NAME}?mode=ro", uri=True)
+    db = connect_read_only(folder)
     try:
         db.execute("BEGIN")  # one snapshot for every count and id below
         row = db.execute("SELECT value FROM state WHERE key = 'generation'").fetchone()

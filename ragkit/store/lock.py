@@ -62,8 +62,15 @@ class WriteLock:
 
     def acquire(self) -> None:
         """Take the lock (waiting or failing as configured)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise RagkitError(
+                f"{self.path.parent}: cannot write here ({error.strerror}); writing an index "
+                "needs a folder this user may write (check its permissions, or copy the index "
+                "to a writable place)"
+            ) from error
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

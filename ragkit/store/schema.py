@@ -3,8 +3,9 @@
 ``ragkit.sqlite`` holds ``state`` (settings, dimension, generation), ``documents`` (one row per
 document, with its text and chunking record), ``chunks`` (offsets, text, matching key, sparse
 terms and vector of each chunk) and ``runs`` (the ingest log). :func:`connect` opens it in WAL
-mode with foreign keys on; :func:`create_tables` makes a new one; :func:`migrate` adds the
-columns that indexes built by earlier versions lack, so they keep opening.
+mode with foreign keys on (read-only where the folder cannot be written); :func:`create_tables`
+makes a new one; :func:`migrate` adds the columns that indexes built by earlier versions lack,
+so they keep opening.
 
 Example:
     >>> import tempfile
@@ -17,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -73,10 +75,43 @@ _ADDED_COLUMNS = {
 
 def connect(folder: Path) -> sqlite3.Connection:
     """A connection to ``folder``'s database: autocommit (transactions are explicit), WAL,
-    foreign keys, and a 30 s wait for a busy database; usable from any thread."""
+    foreign keys, and a 30 s wait for a busy database; usable from any thread. In a folder this
+    process cannot write, the connection is read-only (:func:`connect_read_only`)."""
+    if not writable(folder):
+        return connect_read_only(folder)
     connection = sqlite3.connect(folder / DB_NAME, isolation_level=None, check_same_thread=False)
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA foreign_keys=ON")
+    connection.execute("PRAGMA busy_timeout=30000")
+    return connection
+
+
+def writable(folder: Path) -> bool:
+    """Whether this process may write ``folder``'s database (and the files SQLite and the
+    writer lock create beside it).
+
+    Example:
+        >>> writable(Path("/no/such/folder"))
+        False
+    """
+    database = folder / DB_NAME
+    return os.access(folder, os.W_OK) and (not database.exists() or os.access(database, os.W_OK))
+
+
+def connect_read_only(folder: Path) -> sqlite3.Connection:
+    """A read-only connection to ``folder``'s database.
+
+    SQLite reads a WAL database through a ``-shm`` file it creates beside it, which it cannot
+    do in a folder this process cannot write: there, when no ``-wal`` file holds commits (no
+    writer is at work), the database file alone is the whole index and is opened ``immutable``;
+    otherwise the existing ``-wal``/``-shm`` pair is read as it is.
+    """
+    database = folder / DB_NAME
+    wal = folder / f"{DB_NAME}-wal"
+    settled = not (wal.exists() and wal.stat().st_size > 0)
+    immutable = "&immutable=1" if settled and not writable(folder) else ""
+    uri = f"{database.resolve().as_uri()}?mode=ro{immutable}"
+    connection = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     connection.execute("PRAGMA busy_timeout=30000")
     return connection
 
