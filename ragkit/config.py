@@ -75,6 +75,9 @@ class Settings(BaseModel):
     # normalized, other scripts as written; ragkit.pipeline.stages.embeds_normalized).
     normalization: Literal["auto", "post-inference", "pre-index", "off"] = "auto"
     geez_mode: Literal["homophones", "homophones+labialized"] = "homophones"
+    # Arabic in Quranic (Uthmani) spelling rewritten to standard (ragkit.normalize.uthmani):
+    # lines carrying Quranic marks (auto), all Arabic text (uthmani) or none (standard).
+    orthography: Literal["auto", "uthmani", "standard"] = "auto"
     lexical_normalization: bool = False
     # Reranking (ragkit.rerank), used by search(..., rerank=True): a shipped model name or a
     # folder saved by `ragkit rerank train`; the first-stage top `rerank_depth` are reranked and
@@ -98,6 +101,7 @@ class Settings(BaseModel):
         """
         values = json.loads(stored)
         values.setdefault("chunk_context", "none")
+        values.setdefault("orthography", "standard")  # keys from before Uthmani conversion
         return cls.model_validate(values)
 
     @field_validator("chunker")

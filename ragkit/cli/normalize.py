@@ -2,6 +2,7 @@
 
 Example:
     $ echo "إِلَى" | ragkit normalize - --lang ar --explain
+    $ echo "ٱلصَّلَوٰةَ" | ragkit normalize - --lang ar --orthography uthmani
 """
 
 from __future__ import annotations
@@ -23,12 +24,18 @@ def normalize_command(
         "homophones", "--mode", help="Ge'ez folding: homophones | homophones+labialized."
     ),
     lexical: bool = typer.Option(False, "--lexical", help="Social-media lexical normalization."),
+    orthography: str = typer.Option(
+        "auto",
+        "--orthography",
+        help="Arabic in Quranic (Uthmani) spelling to standard: auto (lines with Quranic"
+        " marks) | uthmani (all text) | standard (never).",
+    ),
     explain: bool = typer.Option(False, "--explain", help="List each change with its offset."),
 ) -> None:
     """Print the normalized text (what ragkit matches on); --explain shows every change."""
     import sys
 
-    from ragkit.normalize import GEEZ_MODES, detect_language, normalize_document
+    from ragkit.normalize import GEEZ_MODES, ORTHOGRAPHIES, detect_language, normalize_document
     from ragkit.normalize.base import changes
 
     try:
@@ -36,6 +43,10 @@ def normalize_command(
             check_language(lang)
         if mode not in GEEZ_MODES:
             raise RagkitError(f"--mode {mode!r}: use one of {', '.join(GEEZ_MODES)}")
+        if orthography not in ORTHOGRAPHIES:
+            raise RagkitError(
+                f"--orthography {orthography!r}: use one of {', '.join(ORTHOGRAPHIES)}"
+            )
         if source == "-":
             text = sys.stdin.read()
         else:
@@ -44,7 +55,13 @@ def normalize_command(
             except (OSError, UnicodeDecodeError) as error:
                 raise RagkitError(f"{source}: cannot read as UTF-8 text ({error})") from error
         language = lang or detect_language(text)
-        result = normalize_document(text, language, geez_mode=mode, lexical=lexical)  # type: ignore[arg-type]
+        result = normalize_document(
+            text,
+            language,
+            geez_mode=mode,  # type: ignore[arg-type]
+            lexical=lexical,
+            orthography=orthography,
+        )
     except RagkitError as error:
         fail(error)
     if not explain:

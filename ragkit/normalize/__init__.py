@@ -7,9 +7,10 @@ with Unicode hygiene (:mod:`.unicode`) and adds the language's own folding:
 ========  ===============================================================================
 language  steps after hygiene
 ========  ===============================================================================
-ar        Arabic orthography (:mod:`.arabic`): alif variants, alef maksura, diacritics,
-          Quranic marks, Arabic-Indic digits; Persian/Urdu letter forms and decomposed
-          hamza folded to the standard Arabic letter
+ar        Quranic (Uthmani) spelling rewritten to standard where a line carries Quranic
+          marks (:mod:`.uthmani`); Arabic orthography (:mod:`.arabic`): alif variants, alef
+          maksura, diacritics, Quranic marks, Arabic-Indic digits; Persian/Urdu letter
+          forms and decomposed hamza folded to the standard Arabic letter
 fa ckb ur Perso-Arabic letters for the language (:mod:`.perso_arabic`), then diacritics
           and digits (alif variants kept: Persian آ is its own letter), then one key for
           each word's ezafe and letter-form spellings (دورۀ دورهٔ دوره‌ی → دوره)
@@ -53,6 +54,7 @@ from ragkit.normalize.unicode import (
     Whitespace,
     unicode_form_for,
 )
+from ragkit.normalize.uthmani import ORTHOGRAPHIES, Orthography, UthmaniSpelling
 
 NormalizationMode = Literal["post-inference", "pre-index", "off"]
 GeezMode = Literal["homophones", "homophones+labialized"]
@@ -78,8 +80,13 @@ def normalizer_for(
     arabic: ArabicOptions = ArabicOptions(),
     geez_mode: GeezMode = "homophones",
     lexical: bool = False,
+    orthography: Orthography = "auto",
 ) -> Pipeline:
     """The normalization pipeline for ``language`` (ISO 639 code; unknown codes get hygiene).
+
+    ``orthography`` decides where Arabic text in Quranic (Uthmani) spelling is rewritten to
+    standard spelling (:mod:`.uthmani`): ``"auto"`` (lines with Quranic marks), ``"uthmani"``
+    (all text) or ``"standard"`` (never).
 
     Example:
         >>> normalizer_for("fa")
@@ -97,7 +104,7 @@ def normalizer_for(
         # Arabic typed on a Persian / Urdu keyboard (ک ی ہ ۃ, decomposed hamza) gets the
         # standard Arabic key.
         options = arabic
-        steps.append(HamzaComposition())
+        steps += [UthmaniSpelling(orthography), HamzaComposition()]
     else:  # other Arabic-script languages (ps, ug) write ک ی ہ as letters of their own
         options = replace(arabic, perso_arabic=False)
     if script == "Arab":
@@ -127,10 +134,19 @@ def normalize(
     *,
     geez_mode: GeezMode = "homophones",
     lexical: bool = False,
+    orthography: Orthography = "auto",
 ) -> Normalized:
-    """Normalize ``text`` with its language's pipeline (detected when ``language`` is None)."""
+    """Normalize ``text`` with its language's pipeline (detected when ``language`` is None).
+
+    Example:
+        >>> normalize("ٱلصَّلَوٰةَ", language="ar").text, normalize("الصلاة", language="ar").text
+        ('الصلاة', 'الصلاة')
+    """
     language = language or detect_language(text)
-    return normalizer_for(language, geez_mode=geez_mode, lexical=lexical)(text)
+    pipeline = normalizer_for(
+        language, geez_mode=geez_mode, lexical=lexical, orthography=orthography
+    )
+    return pipeline(text)
 
 
 def normalize_document(
@@ -139,6 +155,7 @@ def normalize_document(
     *,
     geez_mode: GeezMode = "homophones",
     lexical: bool = False,
+    orthography: Orthography = "auto",
 ) -> Normalized:
     """Normalize mixed-script text span by span, each span with its own language's pipeline.
 
@@ -152,18 +169,18 @@ def normalize_document(
         >>> out.original_span(7, 9)
         (7, 9)
     """
+    pipeline_for = functools.partial(
+        normalizer_for, geez_mode=geez_mode, lexical=lexical, orthography=orthography
+    )
     spans = detect_spans(text)
     if len(spans) <= 1:
-        span_language = language or (spans[0].language if spans else "und")
-        return normalizer_for(span_language, geez_mode=geez_mode, lexical=lexical)(text)
+        return pipeline_for(language or (spans[0].language if spans else "und"))(text)
     main_script = LANGUAGE_SCRIPT.get(language, "Latn") if language else None
     parts: list[str] = []
     offsets: list[np.ndarray] = []
     for span in spans:
         span_language = language if language and span.script == main_script else span.language
-        piece = normalizer_for(span_language, geez_mode=geez_mode, lexical=lexical)(
-            text[span.start : span.end]
-        )
+        piece = pipeline_for(span_language)(text[span.start : span.end])
         parts.append(piece.text)
         offsets.append(piece.offsets + span.start)
     return Normalized("".join(parts), np.concatenate(offsets), len(text))
@@ -172,10 +189,12 @@ def normalize_document(
 __all__ = [
     "GEEZ_MODES",
     "NORMALIZATION_MODES",
+    "ORTHOGRAPHIES",
     "ArabicOptions",
     "GeezMode",
     "NormalizationMode",
     "Normalized",
+    "Orthography",
     "Pipeline",
     "RegexSub",
     "Step",
