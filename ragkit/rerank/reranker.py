@@ -32,6 +32,7 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from ragkit.errors import RagkitError
@@ -111,14 +112,23 @@ def save_model(model: GroupwiseReranker, folder: Path) -> None:
 
 
 def load_model(folder: Path) -> GroupwiseReranker:
-    """The model saved in ``folder`` by :func:`save_model`, in eval mode."""
-    config = RerankerConfig.model_validate_json((folder / CONFIG_FILE).read_text())
+    """The model saved in ``folder`` by :func:`save_model`, in eval mode; a damaged or foreign
+    config or weights file is a :class:`RagkitError` naming it."""
+    retrain = "train one with `ragkit rerank train` or use a shipped reranker"
+    try:
+        config = RerankerConfig.model_validate_json((folder / CONFIG_FILE).read_text())
+    except (OSError, ValueError) as error:  # pydantic's ValidationError is a ValueError
+        problem = str(error).splitlines()[0]
+        raise RagkitError(
+            f"{folder / CONFIG_FILE}: not a reranker config ({problem}); {retrain}"
+        ) from error
     model = GroupwiseReranker(config)
     try:
         model.load_state_dict(load_file(str(folder / WEIGHTS_FILE)))
-    except (RuntimeError, OSError) as error:
+    except (RuntimeError, OSError, SafetensorError) as error:
+        problem = str(error).splitlines()[0]
         raise RagkitError(
-            f"{folder / WEIGHTS_FILE}: not weights for this config ({error})"
+            f"{folder / WEIGHTS_FILE}: not weights for this config ({problem}); {retrain}"
         ) from error
     return model.eval()
 

@@ -126,9 +126,12 @@ class SparseIndex:
             if not len(ids):
                 return cls(None, ids)
             retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
-        except (OSError, ValueError) as error:
+            if retriever.scores.get("num_docs") != len(ids):
+                raise ValueError(f"params.index.json does not count the {len(ids)} chunks")
+        except (OSError, ValueError, TypeError, KeyError) as error:  # missing, cut, garbled
             raise RagkitError(
-                f"{folder}: BM25 index unreadable ({error}); `ragkit doctor --repair` rebuilds it"
+                f"{folder}: BM25 index unreadable ({type(error).__name__}: {error}); "
+                f"`ragkit doctor --repair --index {folder.parent}` rebuilds it"
             ) from error
         return cls(retriever, ids)
 

@@ -64,6 +64,15 @@ class IndexExistsError(RagkitError):
     """:meth:`Store.create` found an index already there."""
 
 
+def _check_folder(folder: Path) -> None:
+    """Refuse an index path that names a file: an index is a folder."""
+    if folder.exists() and not folder.is_dir():
+        raise RagkitError(
+            f"{folder}: a file, not an index folder; give --index a folder (a new one is "
+            "created when missing)"
+        )
+
+
 @dataclass(frozen=True)
 class StoredChunk:
     """A chunk row joined with its document, as search returns it."""
@@ -136,8 +145,8 @@ class Store:
         with self._lock:
             while (latest := int(self._state("generation"))) != self.generation:
                 try:
-                    vectors = faiss.read_index(str(self._vector_path(latest)))
-                except RuntimeError:  # superseded and removed meanwhile: read again
+                    vectors = self._read_vectors(latest)
+                except RagkitError:  # superseded and removed meanwhile: read again
                     if int(self._state("generation")) == latest:
                         raise
                     continue
@@ -153,6 +162,7 @@ class Store:
         is built under a temporary name and renamed into place, so a reader never sees an
         index without tables and a crash mid-creation leaves nothing to repair.
         """
+        _check_folder(folder)
         with WriteLock(folder):
             if (folder / DB_NAME).exists():
                 raise IndexExistsError(f"{folder}: already holds a ragkit index; open it instead")
@@ -193,15 +203,23 @@ class Store:
 
     @classmethod
     def open(cls, folder: Path) -> Store:
-        """Open the last committed generation of the index at ``folder``."""
+        """Open the last committed generation of the index at ``folder``; a damaged database
+        or FAISS file is a :class:`RagkitError` naming the file and the fix."""
+        _check_folder(folder)
         if not (folder / DB_NAME).exists():
             raise RagkitError(
                 f"{folder}: no ragkit index here ({DB_NAME} missing); "
                 f"create one with `ragkit ingest PATH --index {folder}`"
             )
-        connection = connect(folder)
-        migrate(connection)
-        return cls(folder, connection)
+        try:
+            connection = connect(folder)
+            migrate(connection)
+            return cls(folder, connection)
+        except sqlite3.DatabaseError as error:
+            raise RagkitError(
+                f"{folder / DB_NAME}: unreadable ({error}); restore the index folder from a "
+                "backup, or delete it and ingest again"
+            ) from error
 
     def _state(self, key: str) -> str:
         row = self.db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
@@ -213,10 +231,18 @@ class Store:
         return self.folder / f"vectors-{generation}.faiss"
 
     def _load_vectors(self) -> faiss.Index:
-        path = self._vector_path(self.generation)
+        return self._read_vectors(self.generation)
+
+    def _read_vectors(self, generation: int) -> faiss.Index:
+        """The FAISS index of ``generation``; missing or damaged is a :class:`RagkitError`."""
+        path = self._vector_path(generation)
+        repair = f"`ragkit doctor --index {self.folder} --repair` rebuilds it from SQLite"
         if not path.exists():
-            raise RagkitError(f"{path}: missing for committed generation {self.generation}")
-        return faiss.read_index(str(path))
+            raise RagkitError(f"{path}: missing for committed generation {generation}; {repair}")
+        try:
+            return faiss.read_index(str(path))
+        except RuntimeError as error:
+            raise RagkitError(f"{path}: unreadable (damaged or truncated); {repair}") from error
 
     def _sparse_path(self, generation: int) -> Path:
         return self.folder / f"bm25-{generation}"
