@@ -55,6 +55,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+# As started: importing ragkit sets OMP_WAIT_POLICY=PASSIVE when unset (ragkit.threads).
+STARTING_WAIT_POLICY = os.environ.get("OMP_WAIT_POLICY")
+
 import torch
 import torch.nn.functional as F
 from rich.console import Console
@@ -344,7 +347,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     wanted = None if args.omp_wait_policy == "default" else args.omp_wait_policy
-    if os.environ.get("OMP_WAIT_POLICY") != wanted:  # libgomp reads it once, at start-up
+    if STARTING_WAIT_POLICY != wanted:  # libgomp reads it once, at start-up
         env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
         env.update({"OMP_WAIT_POLICY": wanted} if wanted else {})
         os.execve(sys.executable, [sys.executable, __file__, *sys.argv[1:]], env)

@@ -33,6 +33,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import ragkit  # noqa: F401  (thread policy before torch/faiss load: ragkit.threads)
+
+# isort: split
+
 import numpy as np
 import torch
 from rich.console import Console

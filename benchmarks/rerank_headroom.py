@@ -40,6 +40,10 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+import ragkit  # noqa: F401  (thread policy before torch/faiss load: ragkit.threads)
+
+# isort: split
+
 import numpy as np
 import torch
 from rich.console import Console

@@ -52,6 +52,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import ragkit  # noqa: F401  (thread policy before torch/faiss load: ragkit.threads)
+
+# isort: split
+
 import faiss
 import numpy as np
 from rich.console import Console

@@ -8,6 +8,10 @@ Example:
     True
 """
 
+from ragkit.threads import apply_thread_policy
+
+apply_thread_policy()  # before anything below loads torch, faiss or OpenMP (ragkit.threads)
+
 from importlib.metadata import PackageNotFoundError, version
 
 from ragkit.chunking import Chunk
