@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from ragkit.cli.output import console, fail
+from ragkit.cli.output import console, fail, plain
 from ragkit.errors import RagkitError
 
 
@@ -47,11 +47,11 @@ def doctor(
         f"chunks {found.counts.get('chunks', 0)}"
     )
     for line in found.repaired:
-        console.print(f"[green]repaired:[/] {line}", soft_wrap=True)
+        console.print("[green]repaired:[/]", plain(line), soft_wrap=True)
     for line in found.notes:
-        console.print(f"note: {line}", soft_wrap=True, markup=False)
+        console.print("note:", plain(line), soft_wrap=True)
     for line in found.problems:
-        console.print(f"[red]problem:[/] {line}", soft_wrap=True)
+        console.print("[red]problem:[/]", plain(line), soft_wrap=True)
     if found.problems:
         console.print(f"[yellow]{found.hint}[/]")
         raise typer.Exit(1)

@@ -15,7 +15,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ragkit.cli.output import console, fail
+from ragkit.cli.output import console, fail, plain
 from ragkit.errors import RagkitError
 
 
@@ -40,7 +40,11 @@ def ls(
     table = Table("key", "language", "chunks", "characters", "title")
     for entry in entries:
         table.add_row(
-            entry.key, entry.language, str(entry.chunks), str(entry.characters), entry.title
+            plain(entry.key),
+            entry.language,
+            str(entry.chunks),
+            str(entry.characters),
+            plain(entry.title),
         )
     console.print(table)
     console.print(f"{len(entries)} documents")
@@ -66,7 +70,7 @@ def rm(
     except RagkitError as error:
         fail(error)
     for key in removed:
-        console.print(f"removed {key}", soft_wrap=True, markup=False)
+        console.print(plain(f"removed {key}"), soft_wrap=True)
     console.print(f"{len(removed)} documents removed · generation {generation}")
 
 

@@ -17,12 +17,14 @@ Example:
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from ragkit.errors import RagkitError, validation_message
 
@@ -32,8 +34,46 @@ if TYPE_CHECKING:
     from ragkit.evaluate import EvalReport
     from ragkit.pipeline import IngestReport
 
-console = Console()
-errors = Console(stderr=True)
+# Control characters a terminal acts on (C0 but tab and newline, DEL, C1, line and paragraph
+# separators, bidi embeddings, overrides and isolates); line breaks and tabs as well in values.
+_TERMINAL_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_CONTROLS = re.compile(f"[{_TERMINAL_CONTROLS}]")
+_CONTROLS_AND_BREAKS = re.compile(f"[\t\n{_TERMINAL_CONTROLS}]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")
+
+
+def printable(text: str) -> str:
+    r"""``text`` as one line that only prints: control characters — terminal escapes, NUL,
+    line breaks, bidi overrides — become escapes, so document text and file names can neither
+    drive the terminal nor forge lines of a report.
+
+    Example:
+        >>> printable("a\x1b[2Jb\u202ec\nd")
+        'a\\x1b[2Jb\\u202ec\\nd'
+    """
+    return _CONTROLS_AND_BREAKS.sub(_escape, text)
+
+
+def plain(text: str) -> Text:
+    """``text`` as a printable cell or line: escaped (:func:`printable`), never read as markup
+    (a document id like ``[/]`` prints as it is)."""
+    return Text(printable(text))
+
+
+class SafeConsole(Console):
+    """A rich console that shows control characters in every string it prints as escapes
+    (line breaks and tabs of ragkit's own messages stay): whatever reaches it cannot clear the
+    screen, set the clipboard (OSC 52) or reorder a line."""
+
+    def render_str(self, text: str, *args: Any, **options: Any) -> Text:
+        return super().render_str(_CONTROLS.sub(_escape, text), *args, **options)
+
+
+console = SafeConsole()
+errors = SafeConsole(stderr=True)
 
 
 def progress_bar() -> Progress:
@@ -49,7 +89,7 @@ def progress_bar() -> Progress:
 
 def fail(error: RagkitError) -> NoReturn:
     """Print ``error`` on standard error and exit with status 2."""
-    errors.print(f"[bold red]error:[/] {error}", soft_wrap=True)
+    errors.print("[bold red]error:[/]", plain(str(error)), soft_wrap=True)
     raise typer.Exit(2) from error
 
 
@@ -66,7 +106,7 @@ def print_ingest_report(report: IngestReport, strict: bool = False) -> None:
     """The ingest summary line, unsupported and skipped files; exit 1 when some files failed
     to load (with ``strict``, also when some were of an unsupported type)."""
     if report.model_choice:
-        console.print(f"embedding model: {report.model_choice}", soft_wrap=True)
+        console.print("embedding model:", plain(report.model_choice), soft_wrap=True)
     if report.languages_from_collection:
         console.print(
             f"{report.languages_from_collection} documents too short to tell their language "
@@ -84,7 +124,7 @@ def print_ingest_report(report: IngestReport, strict: bool = False) -> None:
         if items:
             console.print(f"[yellow]{len(items)} {heading}:[/]")
         for item in items:
-            console.print(f"  {item.path}: {item.reason}", soft_wrap=True, markup=False)
+            console.print(plain(f"  {item.path}: {item.reason}"), soft_wrap=True)
     if failed or (strict and unsupported):
         raise typer.Exit(1)
 

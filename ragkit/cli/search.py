@@ -16,7 +16,7 @@ from rich.table import Table
 
 from ragkit.cli.checks import check_language, check_query
 from ragkit.cli.ingest import CONFIG
-from ragkit.cli.output import console, errors, fail
+from ragkit.cli.output import console, errors, fail, plain
 from ragkit.errors import RagkitError
 
 if TYPE_CHECKING:
@@ -101,12 +101,11 @@ def query(
         matching = " matching the filters" if filters else ""
         console.print(f"no hits for {text!r}{matching} in {index}", soft_wrap=True, markup=False)
         return
-    table = Table("#", "score", "source", "span", "text", title=f"query: {text}")
+    table = Table("#", "score", "source", "span", "text", title=plain(f"query: {text}"))
     for rank, hit in enumerate(hits, start=1):
-        snippet = " ".join(hit.text.split())[:120]
-        table.add_row(
-            str(rank), f"{hit.score:.3f}", hit.document_id, f"{hit.start}-{hit.end}", snippet
-        )
+        snippet = plain(" ".join(hit.text.split())[:120])
+        span = f"{hit.start}-{hit.end}"
+        table.add_row(str(rank), f"{hit.score:.3f}", plain(hit.document_id), span, snippet)
     console.print(table)
 
 
@@ -169,5 +168,5 @@ def info(
         fail(error)
     table = Table("field", "value")
     for name, value in details.rows():
-        table.add_row(name, value)
+        table.add_row(name, plain(value))
     console.print(table)
