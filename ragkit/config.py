@@ -31,6 +31,9 @@ DEFAULT_MODEL = "auto"
 CONFIG_NAME = "ragkit.toml"  # the settings file in an index folder
 # Settings that shape reranking at query time only; an open index may override them.
 RERANK_SETTINGS = frozenset({"reranker", "rerank_depth", "rerank_weight", "rerank_passes"})
+# Settings re-analysis (ragkit.pipeline.reanalyze) may change in an index that has chunks: they
+# shape sparse terms only, which it derives again for every chunk.
+ANALYSIS_SETTINGS = frozenset({"exact_terms"})
 
 
 class Settings(BaseModel):
@@ -68,6 +71,10 @@ class Settings(BaseModel):
     rrf_k: int = Field(default=60, ge=1)
     # Sparse terms (ragkit.search.sparse): stems where a stemmer exists, else SentencePiece pieces.
     sparse_terms: Literal["auto", "pieces", "stems"] = "auto"
+    # Next to each stem, the word as written (normalized) is a term too, so an exact match
+    # outranks a match of the stem alone: "auto" where measured to help (Arabic, whose stemmer
+    # strips clitics and affixes; ragkit.search.sparse.EXACT_TERM_LANGUAGES), "on", "off".
+    exact_terms: Literal["auto", "on", "off"] = "auto"
     fusion_depth: int = Field(default=100, ge=1)  # candidates taken from each list
     dense_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     # Where normalization applies (see ragkit.normalize): matching keys only (post-inference),
@@ -93,7 +100,8 @@ class Settings(BaseModel):
     def from_index(cls, stored: str) -> Settings:
         """The settings an index was built with, from their stored JSON. A field added after
         the index was built takes the value that reproduces how it was built, not today's
-        default (older indexes embedded chunks without a context title).
+        default (older indexes embedded chunks without a context title and indexed stems
+        without their exact words).
 
         Example:
             >>> Settings.from_index('{"embedding_model": "m"}').chunk_context
@@ -102,6 +110,7 @@ class Settings(BaseModel):
         values = json.loads(stored)
         values.setdefault("chunk_context", "none")
         values.setdefault("orthography", "standard")  # keys from before Uthmani conversion
+        values.setdefault("exact_terms", "off")
         return cls.model_validate(values)
 
     @field_validator("chunker")

@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any, Self, TextIO
 from pydantic import ValidationError
 
 from ragkit.chunking import ChunkingRecord
-from ragkit.config import CONFIG_NAME, RERANK_SETTINGS, Settings, read_settings_file
+from ragkit.config import (
+    ANALYSIS_SETTINGS,
+    CONFIG_NAME,
+    RERANK_SETTINGS,
+    Settings,
+    read_settings_file,
+)
 from ragkit.documents import LoadOptions
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_DIMENSION, AUTO_MODEL, MINILM_NAMES
@@ -37,7 +43,7 @@ from ragkit.pipeline import (
 from ragkit.pipeline.languages import query_languages
 from ragkit.pipeline.reanalyze import ReanalyzeReport, reanalyze
 from ragkit.pipeline.stages import embeds_normalized
-from ragkit.search.fusion import SEARCH_MODES, FusionMethod, SearchMode, fuse
+from ragkit.search.fusion import SEARCH_MODES, FusionMethod, Ranking, SearchMode, fuse
 from ragkit.store import DB_NAME, IndexExistsError, Store
 from ragkit.store.catalog import (
     EXPORT_FORMATS,
@@ -283,14 +289,20 @@ class Index:
 
     def reanalyze(self, wait: bool | float = True) -> ReanalyzeReport:
         """Re-derive every document's language, matching keys and sparse terms with today's
-        rules, under the writer lock, keeping the stored vectors
+        rules and today's analysis settings (``ANALYSIS_SETTINGS``, e.g. ``exact_terms``),
+        under the writer lock, keeping the stored vectors
         (:func:`ragkit.pipeline.reanalyze.reanalyze`)."""
         if self.settings.embedding_model == AUTO_MODEL:
             return ReanalyzeReport(generation=self.store.generation)  # nothing ingested yet
+        today = Settings().model_dump(include=set(ANALYSIS_SETTINGS))
+        settings = self.settings.model_copy(update=today)
         with WriteLock(self.store.folder, wait):
             self.store.refresh()
             self.store.remove_stale_files()
-            return reanalyze(self.store, self.settings, lambda: self.encoder)
+            report = reanalyze(self.store, settings, lambda: self.encoder)
+            self.store.replace_settings(settings)
+        self.settings = settings
+        return report
 
     def _query_terms(self, keys: list[str], languages: list[str]) -> list[str]:
         """A query's sparse terms in each of its languages: the first language's as they are
@@ -355,22 +367,32 @@ class Index:
             return []  # nothing ingested yet
         allowed = self.store.filtered_chunk_ids(filters) if filters else None
         depth = max(k, self.settings.fusion_depth)
-        rankings = []
         languages = [language] if language else query_languages(query, self.store.languages())
         keys = [self.matching_key(query, each) for each in languages]
+        method = fusion or self.settings.fusion
+        dense: Ranking = []
         if mode in ("hybrid", "dense"):
             text = keys[0] if embeds_normalized(languages[0], self.settings) else query
             vector = self.encoder.encode_queries([text])[0]
-            rankings.append(self.store.search_vectors(vector, depth, allowed))
-        if mode in ("hybrid", "sparse"):
-            terms = self._query_terms(keys, languages)
-            rankings.append(self.store.search_terms(terms, depth, allowed))
-        if len(rankings) == 1:
-            scored = rankings[0][:k]
+            dense = self.store.search_vectors(vector, depth, allowed)
+        if mode == "dense":
+            scored = dense[:k]
         else:
-            weights = (self.settings.dense_weight, 1.0 - self.settings.dense_weight)
-            method = fusion or self.settings.fusion
-            scored = fuse(rankings, method, self.settings.rrf_k, weights)[:k]
+            # Weighted fusion compares scores, so each list scores the other's candidates too
+            # (not 0 for "below this list's depth").
+            complete = mode == "hybrid" and method == "weighted"
+            terms = self._query_terms(keys, languages)
+            include = [i for i, _ in dense] if complete else []
+            sparse = self.store.search_terms(terms, depth, allowed, include)
+            if mode == "sparse":
+                scored = sparse[:k]
+            else:
+                if complete:
+                    found = {i for i, _ in dense}
+                    missing = [i for i, _ in sparse if i not in found]
+                    dense = dense + self.store.score_vectors(vector, missing)
+                weights = (self.settings.dense_weight, 1.0 - self.settings.dense_weight)
+                scored = fuse([dense, sparse], method, self.settings.rrf_k, weights)[:k]
         rows = self.store.chunks_by_id(i for i, _ in scored)
         return [
             Hit(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -84,3 +85,31 @@ def test_doctor_reanalyze_command(tmp_path: Path, corpus: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "re-analyzed 5 documents · 1 changed · languages changed: it → en 1" in result.output
     assert "ok" in result.output
+
+
+def test_an_index_built_without_exact_terms_keeps_them_off_until_reanalyzed(
+    tmp_path: Path, corpus: Path
+) -> None:
+    index = Index.open(tmp_path / "index", create=True, model=MODEL, exact_terms="off")
+    index.ingest([corpus])
+    stored = index.store.db.execute("SELECT value FROM state WHERE key = 'settings'").fetchone()[0]
+    older = json.loads(stored)
+    del older["exact_terms"]  # settings written before the field existed
+    index.store.db.execute(
+        "UPDATE state SET value = ? WHERE key = 'settings'", (json.dumps(older),)
+    )
+    index.store.db.commit()
+    index.close()
+    reopened = Index.open(tmp_path / "index")
+    assert reopened.settings.exact_terms == "off"  # queries analyzed as its chunks were
+    arabic = "إنما الأعمال بالنيات"
+    assert not any(
+        t.startswith("=") for t in reopened.terms(reopened.matching_key(arabic, "ar"), "ar")
+    )
+
+    report = reopened.reanalyze()
+    assert report.changed == 1  # the Arabic document; English terms stay stems only
+    terms = {terms for _, terms, _ in rows(reopened).values()}
+    assert any("=" in each for each in terms)
+    assert Index.open(tmp_path / "index").settings.exact_terms == "auto"
+    assert reopened.search("بالنيات", k=1, mode="sparse")[0].source.endswith("prayer.txt")

@@ -12,7 +12,7 @@ from conftest import MODEL
 from ragkit import Index, RagkitError
 from ragkit.config import Settings
 from ragkit.search import dense as dense_index
-from ragkit.search.fusion import fuse
+from ragkit.search.fusion import fuse, minmax
 from ragkit.search.sparse import SparseIndex, analyze
 
 
@@ -166,3 +166,46 @@ def test_query_cli_modes_and_filters(index: Index):
     assert bad.exit_code == 2 and "KEY=VALUE" in bad.output
     bad_mode = runner.invoke(app, ["query", "wheels", "--index", folder, "--mode", "fuzzy"])
     assert bad_mode.exit_code == 2 and "search mode" in bad_mode.output
+
+
+def test_exact_words_outrank_words_that_only_share_the_stem() -> None:
+    texts = {1: "Connection.", 2: "Connected sensors report readings every minute."}
+    for exact, first in ((False, 1), (True, 2)):
+        rows = [(i, " ".join(analyze(text, "en", exact=exact))) for i, text in texts.items()]
+        hits = SparseIndex.build(rows).search(analyze("connected", "en", exact=exact), 2)
+        assert hits[0][0] == first, exact  # stems alone: the shorter text wins
+    assert analyze("Connected sensors", "en", exact=True) == [
+        "connect", "=connected", "sensor", "=sensors",
+    ]  # fmt: skip
+
+
+def test_sparse_search_scores_included_ids_even_at_zero() -> None:
+    index = SparseIndex.build([(10, "wing lift"), (11, "wing drag"), (12, "heat")])
+    assert index.search(["lift"], 1, include=[12, 11]) == [
+        (10, pytest.approx(index.search(["lift"], 1)[0][1])),
+        (11, 0.0),
+        (12, 0.0),
+    ]
+    assert [c for c, _ in index.search(["lift"], 1, np.array([10, 11]), include=[12])] == [10]
+
+
+def test_weighted_hybrid_scores_every_candidate_in_both_lists(index: Index) -> None:
+    """A candidate below one list's depth is scored there with its real score, not 0."""
+    index.settings.fusion_depth = 2
+    checked = 0
+    for query in ("steam water", "small wheels", "steam trains", "sleeping cats melt ice"):
+        hits = index.search(query, k=2, mode="hybrid", fusion="weighted")
+        vector = index.encoder.encode_queries([query])[0]
+        terms = index.terms(index.matching_key(query, "en"), "en")
+        union = sorted(
+            {i for i, _ in index.store.search_vectors(vector, 2)}
+            | {i for i, _ in index.store.search_terms(terms, 2)}
+        )
+        if len(union) == 2:
+            continue  # both lists found the same two chunks: nothing to complete
+        dense = [score for _, score in index.store.score_vectors(vector, union)]
+        sparse = dict(index.store.search_terms(terms, 2, include=union))
+        expected = 0.5 * minmax(dense) + 0.5 * minmax([sparse[i] for i in union])
+        assert [h.score for h in hits] == pytest.approx(sorted(expected.tolist())[::-1][:2])
+        checked += 1
+    assert checked

@@ -45,7 +45,7 @@ from ragkit.documents import Document, LoadResult, SkippedFile, load_file
 from ragkit.errors import RagkitError
 from ragkit.normalize import detect_language, normalize_document
 from ragkit.pipeline.languages import language_script
-from ragkit.search.sparse import analyze, has_stemmer
+from ragkit.search.sparse import EXACT_TERM_LANGUAGES, analyze, has_stemmer
 from ragkit.store import PendingDocument
 from ragkit.tokenize import Tokenizer, tokenizer_for
 
@@ -157,12 +157,23 @@ def matching_key(text: str, language: str | None, settings: Settings) -> str:
 
 
 def sparse_terms(key: str, language: str, settings: Settings) -> list[str]:
-    """Sparse terms of a matching key (:func:`ragkit.search.sparse.analyze`, ``sparse_terms``)."""
+    """Sparse terms of a matching key (:func:`ragkit.search.sparse.analyze`), by the
+    ``sparse_terms`` and ``exact_terms`` settings.
+
+    Example:
+        >>> sparse_terms("the wings", "en", Settings())
+        ['wing']
+        >>> sparse_terms("بالاعمال", "ar", Settings())
+        ['اعمال', '=بالاعمال']
+    """
     choice = settings.sparse_terms
     tokenizer = None
     if choice == "pieces" or (choice == "auto" and not has_stemmer(language)):
         tokenizer = _tokenizer(language)
-    return analyze(key, language, tokenizer.pieces if tokenizer else None)
+    exact = settings.exact_terms == "on" or (
+        settings.exact_terms == "auto" and language in EXACT_TERM_LANGUAGES
+    )
+    return analyze(key, language, tokenizer.pieces if tokenizer else None, exact)
 
 
 def context_titles(document: Document, chunks: Sequence[Chunk], settings: Settings) -> list[str]:

