@@ -1,14 +1,15 @@
 """Find the files to ingest under the paths a user gives, reporting every file that is passed over.
 
 Folders are walked recursively in sorted order without following symbolic links to folders
-(so a link loop cannot recurse); hidden files and folders (a name starting with ``.``) and
-what the include/exclude globs leave out (:class:`~ragkit.documents.options.LoadOptions`)
-are passed over silently. A file without an extension (``README``, ``LICENSE``) is read when
-its first bytes are UTF-8 text. Everything else that is not ingested is reported with a
-reason: unsupported file types (``unsupported=True``: not an error), symbolic-link loops,
-broken links, links to folders, FIFOs and other non-regular files, folders that cannot be
-listed, and names that are not valid UTF-8 (shown with ``\\xNN`` escapes, since such a name
-cannot be stored or printed as text).
+(so a link loop cannot recurse); hidden files and folders (a name starting with ``.``),
+ragkit index folders (holding ``INDEX_DATABASE``: an index kept inside the folder it
+indexes) and what the include/exclude globs leave out
+(:class:`~ragkit.documents.options.LoadOptions`) are passed over silently. A file without an
+extension (``README``, ``LICENSE``) is read when its first bytes are UTF-8 text. Everything
+else that is not ingested is reported with a reason: unsupported file types
+(``unsupported=True``: not an error), symbolic-link loops, broken links, links to folders,
+FIFOs and other non-regular files, folders that cannot be listed, and names that are not valid
+UTF-8 (shown with ``\\xNN`` escapes, since such a name cannot be stored or printed as text).
 
 Example:
     >>> import tempfile
@@ -36,6 +37,7 @@ SUPPORTED_SUFFIXES = (
     *(".txt", ".md", ".markdown", ".rst", ".html", ".htm", ".pdf"),
     *(".jsonl", ".json", ".csv", ".tsv"),
 )
+INDEX_DATABASE = "ragkit.sqlite"  # the file that makes a folder a ragkit index
 SNIFF_BYTES = 8192  # how much of a file without an extension is read to tell text
 
 
@@ -158,6 +160,9 @@ def _walk(
 
     entries: list[Path] = []
     for folder, subfolders, names in os.walk(root, onerror=unreadable):
+        if INDEX_DATABASE in names:  # a ragkit index: its files are not documents
+            subfolders[:] = []
+            continue
         kept = []
         for name in sorted(subfolders):
             if name.startswith("."):

@@ -24,7 +24,6 @@ Example:
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -223,11 +222,6 @@ def repair(folder: str | Path, wait: bool | float = True) -> Diagnosis:
         try:
             store.build_sparse()  # saves bm25-<G> and rewrites the manifest (lock held)
             store.remove_stale_files()
-            for leftover in [*folder.glob(".bm25-*.tmp"), *folder.glob(f".{MANIFEST_NAME}.*")]:
-                if leftover.is_dir():
-                    shutil.rmtree(leftover, ignore_errors=True)
-                else:
-                    leftover.unlink(missing_ok=True)
         finally:
             store.close()
     after = diagnose(folder)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ragkit.errors import RagkitError
@@ -79,12 +79,32 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     return manifest
 
 
+def _inside(folder: Path, name: str) -> bool:
+    """Whether ``name`` is one a manifest may list: a file of the index folder or of one BM25
+    folder in it (``vectors-3.faiss``, ``bm25-3/params.index.json``), not a path that leaves
+    it — ``..``, absolute, or a symbolic link pointing out.
+
+    Example:
+        >>> _inside(Path("/idx"), "bm25-3/vocab.index.json"), _inside(Path("/idx"), "../../etc/passwd")
+        (True, False)
+    """
+    parts = PurePosixPath(name).parts
+    if not 1 <= len(parts) <= 2 or name.startswith("/") or ".." in parts or "\\" in name:
+        return False
+    return (folder / name).resolve().is_relative_to(folder.resolve())
+
+
 def verify_checksums(folder: Path, manifest: dict[str, Any]) -> list[str]:
     """Problems found re-hashing the files the manifest lists (empty when all match)."""
     problems: list[str] = []
     for name, expected in sorted(manifest["files"].items()):
         path = folder / name
-        if not path.is_file():
+        if not _inside(folder, name):
+            problems.append(
+                f"{name!r}: {MANIFEST_NAME} names a file outside the index folder (not read); "
+                "`ragkit doctor --repair` rewrites it"
+            )
+        elif not path.is_file():
             problems.append(f"{name}: listed in {MANIFEST_NAME} but missing")
         elif file_sha256(path) != expected:
             problems.append(f"{name}: checksum differs from {MANIFEST_NAME} (file damaged)")

@@ -22,7 +22,9 @@ import os
 import sqlite3
 from pathlib import Path
 
-DB_NAME = "ragkit.sqlite"
+from ragkit.documents.discovery import INDEX_DATABASE
+
+DB_NAME = INDEX_DATABASE  # discovery passes over folders holding it
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);

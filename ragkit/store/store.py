@@ -251,9 +251,17 @@ class Store:
         return self.folder / f"bm25-{generation}"
 
     def remove_stale_files(self) -> None:
-        """Delete FAISS files and BM25 folders of other generations (crash or superseded)."""
+        """Delete FAISS files and BM25 folders of other generations (crash or superseded), and
+        the BM25 and manifest scratch copies of other processes' writes that died (under the
+        writer lock no other process writes them)."""
         keep = {self._vector_path(self.generation).name, self._sparse_path(self.generation).name}
-        for path in [*self.folder.glob("vectors-*.faiss*"), *self.folder.glob("bm25-*")]:
+        scratch = [".bm25-*.tmp", f".{MANIFEST_NAME}.*.tmp"]
+        mine = f".{os.getpid()}."  # this process's threads may be writing theirs
+        leftovers = [
+            p for pattern in scratch for p in self.folder.glob(pattern) if mine not in p.name
+        ]
+        stale = [*self.folder.glob("vectors-*.faiss*"), *self.folder.glob("bm25-*"), *leftovers]
+        for path in stale:
             if path.name in keep:
                 continue
             if path.is_dir():
