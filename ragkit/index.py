@@ -347,16 +347,19 @@ class Index:
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query``, best first.
 
-        ``mode``: ``hybrid`` (dense + BM25, fused), ``dense`` or ``sparse``. ``filters`` keep
-        chunks whose document matches every entry (``language``, ``source`` glob, or any
-        metadata key) and apply before fusion. ``fusion``: ``weighted`` or ``rrf`` (default: the
-        ``fusion`` setting).
+        ``k`` ≥ 1. ``mode``: ``hybrid`` (dense + BM25, fused), ``dense`` or ``sparse``.
+        ``filters`` keep chunks whose document matches every entry (``language``, ``source``
+        glob, or any metadata key; a list of values matches any of them;
+        :mod:`ragkit.store.filters`) and apply before fusion. ``fusion``: ``weighted`` or
+        ``rrf`` (default: the ``fusion`` setting).
         ``rerank``: the first stage's top ``rerank_depth`` go through the groupwise reranker
         (:mod:`ragkit.rerank`) and ``score`` becomes the reranker's (interpolated) score.
         ``language``: analyze the query as this language (ISO 639 code). By default it is
         analyzed with the languages the index holds for the query's script
         (:func:`ragkit.pipeline.languages.query_languages`), never with one it does not hold.
         """
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise RagkitError(f"k={k!r}: ask for at least one hit (a whole number ≥ 1)")
         if rerank:
             depth = max(k, self.settings.rerank_depth)
             candidates = self.search(query, depth, mode, filters, fusion, language=language)

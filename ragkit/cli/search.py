@@ -32,7 +32,10 @@ def query(
         None, "--fusion", help="weighted | rrf (hybrid mode; default: the index's setting)."
     ),
     where: list[str] = typer.Option(
-        [], "--filter", help="KEY=VALUE: language, source (glob) or a metadata key."
+        [],
+        "--filter",
+        help="KEY=VALUE: language, source (glob; * stays in one folder, ** crosses them) or a "
+        "metadata key (2020 also matches the number). Repeat a key for any of its values.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print hits as JSON."),
     lang: str | None = typer.Option(
@@ -63,12 +66,12 @@ def query(
         check_query(text)
         if lang is not None:
             check_language(lang)
-        filters = {}
+        filters: dict[str, list[str]] = {}
         for item in where:
             key, separator, value = item.partition("=")
             if not separator or not key:
                 raise RagkitError(f"--filter {item!r}: write KEY=VALUE, e.g. language=ar")
-            filters[key] = value
+            filters.setdefault(key, []).append(value)  # a repeated key: any of its values
         if fusion not in (None, "rrf", "weighted"):
             raise RagkitError(f"--fusion {fusion!r}: use rrf or weighted")
         overrides: dict[str, Any] = {"rerank_weight": rerank_weight, "reranker": reranker}

@@ -23,6 +23,7 @@ import sqlite3
 from pathlib import Path
 
 from ragkit.documents.discovery import INDEX_DATABASE
+from ragkit.store.filters import path_match
 
 DB_NAME = INDEX_DATABASE  # discovery passes over folders holding it
 
@@ -84,8 +85,7 @@ def connect(folder: Path) -> sqlite3.Connection:
     connection = sqlite3.connect(folder / DB_NAME, isolation_level=None, check_same_thread=False)
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA foreign_keys=ON")
-    connection.execute("PRAGMA busy_timeout=30000")
-    return connection
+    return _with_functions(connection)
 
 
 def writable(folder: Path) -> bool:
@@ -114,7 +114,14 @@ def connect_read_only(folder: Path) -> sqlite3.Connection:
     immutable = "&immutable=1" if settled and not writable(folder) else ""
     uri = f"{database.resolve().as_uri()}?mode=ro{immutable}"
     connection = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    return _with_functions(connection)
+
+
+def _with_functions(connection: sqlite3.Connection) -> sqlite3.Connection:
+    """``connection`` waiting up to 30 s for a busy database, with ragkit's SQL functions
+    (``path_match``: :func:`ragkit.store.filters.path_match`)."""
     connection.execute("PRAGMA busy_timeout=30000")
+    connection.create_function("path_match", 2, path_match, deterministic=True)
     return connection
 
 

@@ -43,9 +43,9 @@ from ragkit.config import ANALYSIS_SETTINGS, Settings
 from ragkit.documents import Document
 from ragkit.errors import RagkitError
 from ragkit.normalize.detect import LanguageGuess
-from ragkit.normalize.unicode import text_only
 from ragkit.search import dense
 from ragkit.search.sparse import SparseIndex
+from ragkit.store.filters import where_clause
 from ragkit.store.lock import WriteLock, if_unlocked
 from ragkit.store.manifest import MANIFEST_NAME, write_manifest
 from ragkit.store.schema import DB_NAME, connect, create_tables, migrate
@@ -389,29 +389,13 @@ class Store:
         return {int(i): np.frombuffer(blob, dtype=np.float32) for i, blob in rows}
 
     def filtered_chunk_ids(self, filters: dict[str, Any]) -> np.ndarray:
-        """Ids of chunks whose document matches every filter.
+        """Ids of chunks whose document matches every filter (a value, or a list of values
+        any of which matches; :mod:`ragkit.store.filters`).
 
         ``language`` and ``source`` (a glob, e.g. ``"docs/*.md"``) are columns; any other key
         is looked up in the document's metadata.
         """
-        clauses: list[str] = []
-        values: list[Any] = []
-        for key, value in filters.items():
-            if value is not None and not isinstance(value, str | int | float):
-                raise RagkitError(
-                    f"filter {key!r}: match a string or a number, not {type(value).__name__}"
-                )
-            key = text_only(str(key))  # lone surrogates (undecodable argv bytes) match nothing
-            value = text_only(value) if isinstance(value, str) else value
-            if key == "language":
-                clauses.append("d.language = ?")
-            elif key == "source":
-                clauses.append("d.source GLOB ?")
-            else:
-                clauses.append("json_extract(d.metadata, ?) = ?")
-                values.append(f'$."{key}"')
-            values.append(value)
-        where = " AND ".join(clauses) or "1"
+        where, values = where_clause(filters)
         rows = self.db.execute(
             f"SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {where}",
             values,

@@ -1,0 +1,129 @@
+"""Search filters as SQL over the ``documents`` table: typed values, OR within a key, globs
+that respect path segments.
+
+A filter maps a key to a value or a list of values (any of them matches; keys must all
+match). ``language`` and ``source`` are columns, any other key a top-level metadata field.
+``source`` takes a glob in which ``*`` and ``?`` stay inside one path segment, ``**`` crosses
+segments and ``[...]`` is a character class (``docs/*.txt`` does not match ``docs/sub/a.txt``;
+``docs/**/*.txt`` matches both); a relative glob matches the end of a path, whole segments
+(``*.md`` any Markdown file, ``docs/*.txt`` also ``/home/me/docs/a.txt``), an absolute one
+the whole path. A value given as text — the command line gives nothing else —
+matches text equal to it, and also the number, ``true``/``false`` or ``null`` it spells
+(``year=2020`` finds ``{"year": 2020}``); a number, bool or None matches only its own type.
+
+Example:
+    >>> path_match("docs/*.txt", "docs/sub/a.txt"), path_match("docs/**/*.txt", "docs/sub/a.txt")
+    (False, True)
+    >>> where_clause({"year": ["2020", 2021]})[1]  # the parameters: "2020" as text and number
+    ['year', '2020', 2020, 'year', 2021]
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ragkit.errors import RagkitError
+from ragkit.normalize.unicode import text_only
+
+Scalar = str | int | float | bool | None
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def where_clause(filters: Mapping[str, Any]) -> tuple[str, list[Any]]:
+    """The SQL condition on ``documents d`` that ``filters`` ask for, and its parameters.
+
+    A value that is neither a scalar nor a list of scalars is a :class:`RagkitError`.
+    """
+    clauses: list[str] = []
+    values: list[Any] = []
+    for key, wanted in filters.items():
+        choices = list(wanted) if isinstance(wanted, list | tuple) else [wanted]
+        key = text_only(str(key))  # lone surrogates (undecodable argv bytes) match nothing
+        alternatives = []
+        for value in choices:
+            if value is not None and not isinstance(value, str | int | float):
+                raise RagkitError(
+                    f"filter {key!r}: match a string or a number, not {type(value).__name__}"
+                )
+            value = text_only(value) if isinstance(value, str) else value
+            sql, parameters = _match(key, value)
+            alternatives.append(sql)
+            values.extend(parameters)
+        clauses.append("(" + " OR ".join(alternatives or ["0"]) + ")")
+    return " AND ".join(clauses) or "1", values
+
+
+def _match(key: str, value: Scalar) -> tuple[str, list[Any]]:
+    """One ``key = value`` condition and its parameters."""
+    if key == "language":
+        return "d.language = ?", [value]
+    if key == "source":
+        return "(d.source GLOB ? AND path_match(?, d.source))", [_sql_glob(value), value]
+    kinds, parameters = _value_kinds(value)
+    condition = " OR ".join(kinds)
+    return (
+        f"EXISTS (SELECT 1 FROM json_each(d.metadata) m WHERE m.key = ? AND ({condition}))",
+        [key, *parameters],
+    )
+
+
+def _value_kinds(value: Scalar) -> tuple[list[str], list[Any]]:
+    """Conditions on a metadata entry ``m`` (``json_each`` row) that ``value`` matches."""
+    if value is None:
+        return ["m.type = 'null'"], []
+    if isinstance(value, bool):
+        return [f"m.type = '{str(value).lower()}'"], []
+    if isinstance(value, int | float):
+        return ["(m.type IN ('integer', 'real') AND m.value = ?)"], [value]
+    kinds: list[str] = ["(m.type = 'text' AND m.value = ?)"]
+    parameters: list[Any] = [value]
+    if _NUMBER.fullmatch(value):
+        kinds.append("(m.type IN ('integer', 'real') AND m.value = ?)")
+        parameters.append(float(value) if any(c in value for c in ".eE") else int(value))
+    elif value in ("true", "false", "null"):
+        kinds.append(f"m.type = '{value}'")
+    return kinds, parameters
+
+
+def _sql_glob(pattern: Scalar) -> str:
+    """A SQLite GLOB at least as wide as ``pattern`` (a cheap first pass before
+    :func:`path_match`; SQLite negates a class with ``^``, not ``!``)."""
+    glob = str(pattern).replace("**/", "*").replace("**", "*").replace("[!", "[^")
+    return glob if glob.startswith("/") else "*" + glob
+
+
+@functools.lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    parts: list[str] = []
+    position = 0
+    while position < len(pattern):
+        if pattern.startswith("**/", position):
+            parts.append("(?:.*/)?")
+            position += 3
+        elif pattern.startswith("**", position):
+            parts.append(".*")
+            position += 2
+        elif pattern[position] in "*?":
+            parts.append("[^/]*" if pattern[position] == "*" else "[^/]")
+            position += 1
+        elif pattern[position] == "[" and (end := pattern.find("]", position + 2)) != -1:
+            body = pattern[position + 1 : end]
+            negate = body[0] in "!^"
+            escaped = body[negate:].replace("\\", "\\\\")
+            parts.append(f"[{'^' if negate else ''}{escaped}]")
+            position = end + 1
+        else:
+            parts.append(re.escape(pattern[position]))
+            position += 1
+    anywhere = "" if pattern.startswith("/") else "(?:.*/)?"  # relative: the path's end
+    return re.compile(anywhere + "".join(parts), re.DOTALL)
+
+
+def path_match(pattern: str, path: str) -> bool:
+    """Whether ``path`` matches the glob ``pattern`` (``*`` and ``?`` within one path segment,
+    ``**`` across segments; a relative pattern matches the path's last segments, an absolute
+    one all of it); registered in SQLite as ``path_match``."""
+    return _glob_regex(pattern).fullmatch(path) is not None
