@@ -24,6 +24,7 @@ from ragkit.cli.manage import export, ls, rm
 from ragkit.cli.normalize import normalize_command
 from ragkit.cli.rerank import rerank_app
 from ragkit.cli.search import info, query
+from ragkit.cli.serve import serve
 from ragkit.cli.tokenizers import tokenizer_app
 
 app = typer.Typer(
@@ -55,6 +56,7 @@ app.command()(ls)
 app.command()(rm)
 app.command()(export)
 app.command()(doctor)
+app.command()(serve)
 app.command(name="normalize")(normalize_command)
 app.command(name="eval")(eval_command)
 app.command("chunk")(chunk_command)

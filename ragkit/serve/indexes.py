@@ -1,0 +1,141 @@
+"""The index folders a server answers for: opened once, models loaded once, read-only.
+
+Each folder is opened as an :class:`ragkit.Index`; its searches follow the last generation a
+``ragkit ingest`` (or a flow) committed (:meth:`ragkit.store.Store.refresh`), so a server
+never needs a restart to see new documents. Encoders are loaded at start-up
+(:func:`ragkit.embed.models.load_encoder` keeps one per model for the whole process); a
+reranker on the first search that asks for one.
+
+Example:
+    >>> [(each.name, str(each.path)) for each in parse_locations(["docs=/srv/docs", "wiki"])]
+    [('docs', '/srv/docs'), ('wiki', 'wiki')]
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragkit.embed.models import AUTO_MODEL
+from ragkit.errors import RagkitError
+from ragkit.index import Index
+from ragkit.serve.schemas import IndexSummary, SearchRequest, SearchResponse
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+class UnknownIndexError(RagkitError):
+    """A request named an index the server does not serve (HTTP 404)."""
+
+
+@dataclass(frozen=True)
+class IndexLocation:
+    """A served index: the name requests use and its folder."""
+
+    name: str
+    path: Path
+
+
+def parse_locations(arguments: Sequence[str]) -> list[IndexLocation]:
+    """``PATH`` or ``NAME=PATH`` per index; a name defaults to the folder's name. Names must
+    be unique and made of letters, digits, ``.``, ``_`` and ``-``."""
+    locations: list[IndexLocation] = []
+    for argument in arguments:
+        name, separator, path = argument.partition("=")
+        if not separator:
+            path = argument
+            name = Path(argument).resolve().name
+        if not _NAME.fullmatch(name):
+            raise RagkitError(
+                f"index name {name!r} ({argument}): use letters, digits, '.', '_' and '-', "
+                "or name it with NAME=PATH"
+            )
+        if any(each.name == name for each in locations):
+            raise RagkitError(
+                f"two indexes named {name!r}; name them apart with NAME=PATH, e.g. {name}2={path}"
+            )
+        locations.append(IndexLocation(name, Path(path)))
+    if not locations:
+        raise RagkitError("no index to serve: give one or more index folders")
+    return locations
+
+
+class ServedIndexes:
+    """Open indexes by name; safe to search from many threads at once."""
+
+    def __init__(self, locations: Sequence[IndexLocation], warm: bool = True) -> None:
+        self.paths = {each.name: each.path for each in locations}
+        self._indexes = {each.name: Index.open(each.path) for each in locations}
+        self._locks = {each.name: threading.Lock() for each in locations}
+        if warm:
+            for index in self._indexes.values():
+                if index.settings.embedding_model != AUTO_MODEL:
+                    _ = index.encoder  # load the model now, not on the first query
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._indexes)
+
+    def get(self, name: str | None) -> tuple[str, Index]:
+        """The index called ``name`` (``None``: the only one served)."""
+        if name is None:
+            if len(self._indexes) != 1:
+                raise UnknownIndexError(
+                    f"this server holds {len(self._indexes)} indexes; name one of "
+                    f"{', '.join(self._indexes)} in 'index'"
+                )
+            name = self.names[0]
+        if name not in self._indexes:
+            raise UnknownIndexError(
+                f"no index named {name!r}; this server holds {', '.join(self._indexes)}"
+            )
+        with self._locks[name]:
+            index = self._indexes[name]
+            if index.settings.embedding_model == AUTO_MODEL:
+                # Created empty: its model is chosen by the first ingest, so read it again.
+                index.close()
+                index = self._indexes[name] = Index.open(self.paths[name])
+        return name, index
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        """:meth:`ragkit.Index.search` with the request's arguments."""
+        name, index = self.get(request.index)
+        if request.rerank:
+            with self._locks[name]:
+                _ = index.reranker  # loaded once, even when requests arrive together
+        hits = index.search(
+            request.query,
+            k=request.k,
+            mode=request.mode,
+            filters=dict(request.filters) if request.filters else None,
+            fusion=request.fusion,
+            rerank=request.rerank,
+            language=request.language,
+        )
+        return SearchResponse(index=name, generation=index.store.generation, hits=hits)
+
+    def summaries(self) -> list[IndexSummary]:
+        """Every served index with its current generation and counts."""
+        summaries = []
+        for name in self.names:
+            _, index = self.get(name)
+            index.store.refresh()
+            counts = index.store.counts()
+            summaries.append(
+                IndexSummary(
+                    name=name,
+                    path=str(self.paths[name]),
+                    generation=index.store.generation,
+                    embedding_model=index.settings.embedding_model,
+                    documents=counts["documents"],
+                    chunks=counts["chunks"],
+                )
+            )
+        return summaries
+
+    def close(self) -> None:
+        for index in self._indexes.values():
+            index.close()

@@ -1,0 +1,69 @@
+"""The JSON bodies of ``ragkit serve``: one pydantic model per request and response.
+
+Example:
+    >>> SearchRequest(query="boiling point of water").mode
+    'hybrid'
+    >>> SearchRequest.model_validate({"query": "water", "mode": "fuzzy"})
+    Traceback (most recent call last):
+    ...
+    pydantic_core._pydantic_core.ValidationError: 1 validation error for SearchRequest
+    ...
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, field_validator
+
+from ragkit.index import Hit
+from ragkit.search.fusion import FusionMethod, SearchMode
+
+
+class SearchRequest(BaseModel):
+    """``POST /search``: the arguments of :meth:`ragkit.Index.search`, plus the index name."""
+
+    query: str = Field(description="The query; it needs at least one letter or digit.")
+    index: str | None = Field(
+        None, description="Name of a served index (GET /indexes); may be left out when one is."
+    )
+    k: int = Field(10, ge=1, le=1000, description="Number of hits.")
+    mode: SearchMode = "hybrid"
+    filters: dict[str, str | int | float] | None = Field(
+        None, description="language, source (a glob) or a metadata key, each to match exactly."
+    )
+    fusion: FusionMethod | None = Field(None, description="Hybrid fusion; default: the index's.")
+    language: str | None = Field(None, description="Analyze the query as this ISO 639 code.")
+    rerank: bool = Field(False, description="Rerank the first stage with the groupwise reranker.")
+
+    @field_validator("query")
+    @classmethod
+    def _has_words(cls, query: str) -> str:
+        if not any(character.isalnum() for character in query):
+            raise ValueError("empty query: give words to search for")
+        return query
+
+
+class SearchResponse(BaseModel):
+    """The hits of one search (:class:`ragkit.Hit`, offsets into each document's original
+    text) and the index generation they come from."""
+
+    index: str
+    generation: int
+    hits: list[Hit]
+
+
+class IndexSummary(BaseModel):
+    """One served index (``GET /indexes``)."""
+
+    name: str
+    path: str
+    generation: int
+    embedding_model: str
+    documents: int
+    chunks: int
+
+
+class Health(BaseModel):
+    """``GET /health``: the server answers and how many indexes it serves."""
+
+    status: str = "ok"
+    indexes: int
