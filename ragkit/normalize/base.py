@@ -176,6 +176,13 @@ class Step(ABC):
     def apply(self, text: str) -> Normalized:
         """Normalize ``text``; offsets point into ``text``."""
 
+    def unchanged(self, text: str) -> bool:
+        """A cheap test: True only when ``apply(text)`` would certainly return ``text`` as is.
+
+        :class:`Pipeline` skips such steps without building offsets; the default never knows.
+        """
+        return False
+
     def __call__(self, value: str | Normalized) -> Normalized:
         if isinstance(value, str):
             return self.apply(value)
@@ -207,18 +214,35 @@ class CharMap(Step):
             if ord(key) < _BMP and len(value) <= 1:
                 self._lookup[ord(key)] = ord(value) if value else 0
                 self._deleted[ord(key)] = not value
-        self._slow_keys = {k for k, v in self.table.items() if ord(k) >= _BMP or len(v) > 1}
+        slow_keys = "".join(
+            re.escape(k) for k, v in self.table.items() if ord(k) >= _BMP or len(v) > 1
+        )
+        self._any_slow_key = re.compile(f"[{slow_keys}]") if slow_keys else None
         keys = "".join(re.escape(key) for key in sorted(self.table))
         self._any_key = re.compile(f"[{keys}]") if keys else None
 
     def apply(self, text: str) -> Normalized:
-        if self._any_key is None or self._any_key.search(text) is None:
+        if self.unchanged(text):
             return Normalized.identity(text)
-        if self._slow_keys and not self._slow_keys.isdisjoint(text):
+        if self.expands(text):
             table = self.table
             return Normalized.from_pieces(
                 ((table.get(char, char), index) for index, char in enumerate(text)), len(text)
             )
+        out, kept = self.mapped(text)
+        offsets = counting(len(text)) if kept is None else counting(len(text))[kept]
+        return Normalized(out, as_offsets(offsets), len(text))
+
+    def unchanged(self, text: str) -> bool:
+        return self._any_key is None or self._any_key.search(text) is None
+
+    def expands(self, text: str) -> bool:
+        """Whether ``text`` holds a key that maps to several characters (or an astral key)."""
+        return self._any_slow_key is not None and self._any_slow_key.search(text) is not None
+
+    def mapped(self, text: str) -> tuple[str, npt.NDArray[np.bool_] | None]:
+        """``text`` through the one-to-one part of the map, and which characters were kept
+        (None when none was deleted). Expanding keys (:meth:`expands`) are left as they are."""
         codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         if codes.max() >= _BMP:  # astral characters pass through unchanged
             in_bmp = codes < _BMP
@@ -229,11 +253,9 @@ class CharMap(Step):
             mapped = self._lookup[codes]
             kept = ~self._deleted[codes]
         if kept.all():
-            offsets = counting(len(text))
-        else:
-            offsets, mapped = counting(len(text))[kept], mapped[kept]
-        out = mapped.astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
-        return Normalized(out, as_offsets(offsets), len(text))
+            return mapped.astype("<u4").tobytes().decode("utf-32-le", "surrogatepass"), None
+        out = mapped[kept].astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
+        return out, kept
 
 
 _BMP = 0x10000
@@ -258,6 +280,9 @@ class RegexSub(Step):
         self.pattern = re.compile(pattern) if isinstance(pattern, str) else pattern
         self.replacement = replacement
         self.name = name
+
+    def unchanged(self, text: str) -> bool:
+        return self.pattern.search(text) is None
 
     def apply(self, text: str) -> Normalized:
         parts: list[str] = []
@@ -290,25 +315,62 @@ def spread_offsets(count: int, start: int, end: int) -> OffsetArray:
 class Pipeline(Step):
     """Steps applied in order, offsets composed. Idempotent when each step is.
 
+    Runs of plain character maps are merged (:func:`_fused`). While every other step can tell
+    cheaply that it would leave the text as it is (:meth:`Step.unchanged`), the maps run over
+    the code points without offsets (:meth:`CharMap.mapped`), and offsets are built once, from
+    the characters the maps delete; from the first step that changes the text on, steps run
+    one by one with composed offsets. Short texts (a query, a line) pay for one pass, not for
+    every step.
+
     Example:
         >>> p = Pipeline([CharMap({"ـ": ""}), CharMap({"أ": "ا"})], name="demo")
-        >>> p("أـحمد").text
-        'احمد'
+        >>> out = p("أـحمد")
+        >>> out.text, out.offsets.tolist()
+        ('احمد', [0, 2, 3, 4])
     """
 
     def __init__(self, steps: Sequence[Step], name: str = "pipeline") -> None:
         self.steps = tuple(steps)
         self.name = name
         self._plan = _fused(self.steps)
+        # The plain maps of the plan by position, each with the characters that it and the
+        # maps before it delete.
+        self._maps: dict[int, tuple[CharMap, npt.NDArray[np.bool_]]] = {}
+        composite, deleted = np.arange(_BMP, dtype=np.uint32), np.zeros(_BMP, dtype=bool)
+        for index, step in enumerate(self._plan):
+            if isinstance(step, CharMap) and _is_plain_map(step):
+                deleted = deleted | step._deleted[composite]
+                composite = step._lookup[composite]
+                self._maps[index] = (step, deleted)
 
     def apply(self, text: str) -> Normalized:
-        result = Normalized.identity(text)
-        for step in self._plan:
-            result = step(result)
-        return result
+        current, deleted = text, None  # deleted: what the maps applied so far delete
+        for index, step in enumerate(self._plan):
+            if index in self._maps and not self._maps[index][0].expands(current):
+                char_map, deleted = self._maps[index]
+                if not char_map.unchanged(current):
+                    current = char_map.mapped(current)[0]
+            elif not step.unchanged(current):
+                result = _mapped_offsets(text, current, deleted)
+                for later in self._plan[index:]:
+                    result = later(result)
+                return result
+        return _mapped_offsets(text, current, deleted)
+
+    def unchanged(self, text: str) -> bool:
+        return all(step.unchanged(text) for step in self._plan)
 
     def __repr__(self) -> str:
         return f"Pipeline({self.name!r}, steps={[step.name for step in self.steps]})"
+
+
+def _mapped_offsets(text: str, current: str, deleted: npt.NDArray[np.bool_] | None) -> Normalized:
+    """``current``, which one-to-one maps deleting ``deleted`` made from ``text``, with offsets."""
+    if deleted is None or len(current) == len(text):  # one to one: nothing was deleted
+        return Normalized(current, counting(len(text)), len(text))
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    kept = ~deleted[np.minimum(codes, _BMP - 1)]
+    return Normalized(current, as_offsets(np.flatnonzero(kept).astype(np.int32)), len(text))
 
 
 def _fused(steps: Sequence[Step]) -> list[Step]:

@@ -80,6 +80,9 @@ class UnicodeForm(Step):
         self.form: UnicodeFormName = form
         self.name = form.lower()
 
+    def unchanged(self, text: str) -> bool:
+        return _is_normalized(self.form, text)
+
     def apply(self, text: str) -> Normalized:
         form = self.form
         if _is_normalized(form, text):

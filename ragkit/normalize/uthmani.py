@@ -173,7 +173,7 @@ _RULES: list[tuple[str, str | Callable[[re.Match[str]], str], str]] = [
         "hamza-alef",
     ),
     (
-        f"{_NOT_IN_WORD}({_MT}){HAMZA}(?={_M}{_LETTER})",
+        f"{_NOT_IN_WORD}({_MT}){HAMZA}(?={_MT}(?:{_LETTER}|{DAGGER}))",
         lambda m: m.group(1) + "\u0623",
         "initial-hamza",
     ),
@@ -213,10 +213,13 @@ class UthmaniSpelling(Step):
         steps = [RegexSub(pattern, change, f"uthmani-{name}") for pattern, change, name in _RULES]
         self._rules = Pipeline(steps, name="uthmani")
 
-    def apply(self, text: str) -> Normalized:
-        if self.orthography == "standard" or (
+    def unchanged(self, text: str) -> bool:
+        return self.orthography == "standard" or (
             self.orthography == "auto" and not _QURANIC_MARK.search(text)
-        ):
+        )
+
+    def apply(self, text: str) -> Normalized:
+        if self.unchanged(text):
             return Normalized.identity(text)
         if self.orthography == "uthmani":
             return self._rules.apply(text)
