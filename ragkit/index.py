@@ -277,6 +277,7 @@ class Index:
         self._stages.loading = loading
         with WriteLock(self.store.folder, wait):
             self.store.refresh()  # another writer may have committed while this one waited
+            self._follow_model()
             self.store.remove_stale_files()
             run = Ingest(self.store, self.settings, stages or self._stages, self._encoder)
             try:
@@ -286,6 +287,15 @@ class Index:
                     model = {"embedding_model": run.settings.embedding_model}
                     self.settings = self.settings.model_copy(update=model)
                 self._encoder = run.encoder or self._encoder
+
+    def _follow_model(self) -> None:
+        """Take the model another handle's (or process's) first ingest chose for this ``auto``
+        index since this handle opened it: a server started before the first ingest then
+        serves what was committed."""
+        if self.settings.embedding_model == AUTO_MODEL:
+            self.store.refresh()
+            chosen = {"embedding_model": self.store.settings.embedding_model}
+            self.settings = self.settings.model_copy(update=chosen)
 
     def reanalyze(self, wait: bool | float = True) -> ReanalyzeReport:
         """Re-derive every document's language, matching keys and sparse terms with today's
@@ -360,6 +370,7 @@ class Index:
         """
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise RagkitError(f"k={k!r}: ask for at least one hit (a whole number ≥ 1)")
+        self._follow_model()
         if rerank:
             depth = max(k, self.settings.rerank_depth)
             candidates = self.search(query, depth, mode, filters, fusion, language=language)

@@ -141,7 +141,9 @@ class Store:
         return connection
 
     def refresh(self) -> None:
-        """Follow the last committed generation when another process committed since."""
+        """Follow the last committed generation when another process committed since (with
+        the settings it was committed with: the first ingest of an ``auto`` index chose its
+        model)."""
         with self._lock:
             while (latest := int(self._state("generation"))) != self.generation:
                 try:
@@ -151,6 +153,7 @@ class Store:
                         raise
                     continue
                 self.generation, self.vectors = latest, vectors
+                self.settings = Settings.from_index(self._state("settings"))
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
