@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -220,6 +221,7 @@ def repair(folder: str | Path, wait: bool | float = True) -> Diagnosis:
         os.replace(scratch, target)
         store = Store.open(folder)
         try:
+            shutil.rmtree(folder / sparse_folder(generation), ignore_errors=True)
             store.build_sparse()  # saves bm25-<G> and rewrites the manifest (lock held)
             store.remove_stale_files()
         finally:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,7 +33,7 @@ from ragkit.errors import RagkitError
 
 log = logging.getLogger(__name__)
 LOCK_NAME = "write.lock"
-_HELD: set[Path] = set()  # index folders whose lock this process holds
+_HELD: dict[Path, int] = {}  # index folder -> the thread of this process holding its lock
 
 
 class WriteLock:
@@ -84,7 +85,7 @@ class WriteLock:
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self._fd = fd
-        _HELD.add(self.path.parent.resolve())
+        _HELD[self.path.parent.resolve()] = threading.get_ident()
 
     def _block(self, fd: int) -> None:
         self.on_wait(
@@ -106,7 +107,7 @@ class WriteLock:
 
     def release(self) -> None:
         if self._fd is not None:
-            _HELD.discard(self.path.parent.resolve())
+            _HELD.pop(self.path.parent.resolve(), None)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
@@ -125,8 +126,9 @@ class WriteLock:
 
 
 def holds(folder: Path) -> bool:
-    """Whether this process holds ``folder``'s writer lock."""
-    return Path(folder).resolve() in _HELD
+    """Whether this thread holds ``folder``'s writer lock (another handle's thread writing in
+    this process does not make this one a writer)."""
+    return _HELD.get(Path(folder).resolve()) == threading.get_ident()
 
 
 @contextmanager

@@ -275,17 +275,25 @@ class Store:
     def ensure_sparse(self) -> SparseIndex:
         """The BM25 index of the committed generation, rebuilt from SQLite when missing."""
         with self._lock:  # one rebuild, however many threads search at once
-            if self._sparse is None or self._sparse_generation != self.generation:
-                path = self._sparse_path(self.generation)
-                self._sparse = SparseIndex.load(path) if path.is_dir() else self.build_sparse()
-                self._sparse_generation = self.generation
+            while self._sparse is None or self._sparse_generation != self.generation:
+                generation, path = self.generation, self._sparse_path(self.generation)
+                try:
+                    sparse = SparseIndex.load(path) if path.is_dir() else self.build_sparse()
+                except RagkitError:  # removed as superseded while loading: follow the writer
+                    self.refresh()
+                    if self.generation == generation:
+                        raise
+                    continue
+                self._sparse, self._sparse_generation = sparse, generation
             return self._sparse
 
     def build_sparse(self) -> SparseIndex:
         """Rebuild BM25 from the terms stored in SQLite and save it for this generation.
 
         The rows are read in one snapshot; when another writer committed since this store's
-        generation, the index is returned but not saved (it belongs to no file's generation).
+        generation, the index is returned but not saved (it belongs to no file's generation),
+        and so it is when another thread or process saved this generation's first (a saved
+        BM25 folder is never replaced under its readers).
         """
         self.db.execute("BEGIN")
         try:
@@ -298,11 +306,14 @@ class Store:
             if not free or not committed == self.generation == int(self._state("generation")):
                 return index
             target = self._sparse_path(self.generation)
+            if target.is_dir():
+                return index
             scratch = self.folder / f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp"
-            shutil.rmtree(scratch, ignore_errors=True)
-            index.save(scratch)
-            shutil.rmtree(target, ignore_errors=True)
-            os.replace(scratch, target)
+            try:
+                index.save(scratch)
+                os.replace(scratch, target)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
             self._sparse, self._sparse_generation = index, self.generation
             self._write_manifest()
         return index

@@ -5,9 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
+from conftest import MODEL
+
 from ragkit import Index
+from ragkit.store.doctor import diagnose
 
 
 def test_a_handle_opened_before_the_first_ingest_follows_it(tmp_path: Path) -> None:
@@ -28,3 +32,41 @@ def test_a_handle_opened_before_the_first_ingest_follows_it(tmp_path: Path) -> N
     assert (report.documents_added, report.documents_unchanged) == (1, 1)
     assert early.settings.embedding_model == early.store.settings.embedding_model != "auto"
     early.close()
+
+
+def test_handles_in_one_process_search_while_another_ingests(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for number in range(20):
+        (docs / f"d{number}.txt").write_text(f"Note {number}: glaciers carve valleys.\n")
+    writer = Index.open(tmp_path / "index", create=True, model=MODEL)
+    writer.ingest([docs])
+    readers = [Index.open(tmp_path / "index") for _ in range(3)]
+    done = threading.Event()
+    failures: list[BaseException] = []
+    searches = [0]
+
+    def search(index: Index) -> None:
+        while not done.is_set():
+            try:
+                assert index.search("glaciers valleys", k=5, mode="sparse")
+                searches[0] += 1
+            except BaseException as error:  # noqa: BLE001 - every failure is counted
+                failures.append(error)
+
+    threads = [threading.Thread(target=search, args=(r,)) for r in readers]
+    for thread in threads:
+        thread.start()
+    try:
+        for round_ in range(6):  # each commit is a new generation and a new BM25 folder
+            (docs / f"d{round_}.txt").write_text(f"Round {round_}: glaciers carve valleys.\n")
+            writer.ingest([docs])
+    finally:
+        done.set()
+        for thread in threads:
+            thread.join()
+    assert failures == [] and searches[0] > 0
+    for index in (writer, *readers):
+        index.close()
+    assert not list((tmp_path / "index").glob(".bm25-*"))  # no scratch copy left behind
+    assert diagnose(tmp_path / "index").problems == []
