@@ -32,8 +32,9 @@ CONFIG_NAME = "ragkit.toml"  # the settings file in an index folder
 # Settings that shape reranking at query time only; an open index may override them.
 RERANK_SETTINGS = frozenset({"reranker", "rerank_depth", "rerank_weight", "rerank_passes"})
 # Settings re-analysis (ragkit.pipeline.reanalyze) may change in an index that has chunks: they
-# shape sparse terms only, which it derives again for every chunk.
-ANALYSIS_SETTINGS = frozenset({"exact_terms"})
+# shape matching keys and sparse terms, which it derives again for every chunk (re-embedding
+# only chunks whose embedded key changed).
+ANALYSIS_SETTINGS = frozenset({"exact_terms", "orthography"})
 
 
 class Settings(BaseModel):

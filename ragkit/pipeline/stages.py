@@ -153,6 +153,7 @@ def matching_key(text: str, language: str | None, settings: Settings) -> str:
         language or detect_language(text),
         geez_mode=settings.geez_mode,
         lexical=settings.lexical_normalization,
+        orthography=settings.orthography,
     ).text
 
 
