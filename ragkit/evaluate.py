@@ -23,6 +23,7 @@ from typing import Any
 from ragkit.config import DEFAULT_MODEL
 from ragkit.errors import RagkitError
 from ragkit.index import Index
+from ragkit.pipeline import ProgressCallback
 from ragkit.search.fusion import FusionMethod, SearchMode
 
 
@@ -123,14 +124,20 @@ def score(
     mode: SearchMode,
     seconds: dict[str, float] | None = None,
     fusion: FusionMethod | None = None,
+    progress: ProgressCallback | None = None,
 ) -> EvalReport:
     """Search every judged query in ``mode`` and average the metrics (reported with the model
-    the index was built with; hybrid fuses by ``fusion``, default the index's setting)."""
+    the index was built with; hybrid fuses by ``fusion``, default the index's setting).
+    ``progress`` is called as ``(f"{mode} queries", done, total)`` after each query."""
     judged = judgments.judged
     count = max(len(judged), 1)
     qrels, queries = judgments.qrels, judgments.queries
     clock = time.perf_counter()
-    runs = {q: rank_documents(index, queries[q], mode=mode, fusion=fusion) for q in judged}
+    runs = {}
+    for done, q in enumerate(judged, start=1):
+        runs[q] = rank_documents(index, queries[q], mode=mode, fusion=fusion)
+        if progress:
+            progress(f"{mode} queries", done, len(judged))
     return EvalReport(
         dataset=judgments.dataset,
         model=index.settings.embedding_model,
@@ -150,6 +157,7 @@ def evaluate(
     index_dir: Path | None = None,
     modes: Sequence[SearchMode] = ("dense",),
     fusion: FusionMethod | None = None,
+    progress: ProgressCallback | None = None,
     **settings: Any,
 ) -> list[EvalReport]:
     """Evaluate retrieval with ``model`` on the BEIR folder ``dataset``, one report per mode
@@ -158,13 +166,16 @@ def evaluate(
     All modes search the same index, built once with ``settings`` (e.g. ``chunker="fixed"``;
     ``index_dir`` keeps it for a later run, which then re-embeds nothing and refuses other
     settings). ``fusion`` overrides the index's hybrid fusion for this evaluation.
+    ``progress`` follows the ingest (:data:`ragkit.pipeline.ProgressCallback`) and the queries.
     """
     judgments = load_judgments(dataset)
     with tempfile.TemporaryDirectory(prefix="ragkit-eval-") as scratch:
         folder = index_dir or Path(scratch) / "index"
         index = Index.open(folder, create=True, model=model, **settings)
-        ingest = index.ingest([judgments.corpus])
+        ingest = index.ingest([judgments.corpus], progress=progress)
         ingest_seconds = {f"ingest_{k}": v for k, v in ingest.seconds.items()}
-        reports = [score(index, judgments, mode, ingest_seconds, fusion) for mode in modes]
+        reports = [
+            score(index, judgments, mode, ingest_seconds, fusion, progress) for mode in modes
+        ]
         index.close()
     return reports

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from ragkit.cli.output import fail, print_eval_reports
+from ragkit.cli.ingest import INGEST_STAGES
+from ragkit.cli.output import fail, print_eval_reports, progress_bar, stage_progress
 from ragkit.errors import RagkitError
 
 if TYPE_CHECKING:
@@ -45,14 +46,16 @@ def eval_command(
     try:
         if fusion not in (None, "rrf", "weighted"):
             raise RagkitError(f"--fusion {fusion!r}: use weighted or rrf")
-        reports = evaluate(
-            dataset,
-            model or DEFAULT_MODEL,
-            keep_index,
-            search_modes(mode),
-            fusion,  # type: ignore[arg-type]
-            **({"chunker": chunker} if chunker else {}),
-        )
+        with progress_bar() as bar:
+            reports = evaluate(
+                dataset,
+                model or DEFAULT_MODEL,
+                keep_index,
+                search_modes(mode),
+                fusion,  # type: ignore[arg-type]
+                stage_progress(bar, INGEST_STAGES),
+                **({"chunker": chunker} if chunker else {}),
+            )
     except RagkitError as error:
         fail(error)
     print_eval_reports(reports)

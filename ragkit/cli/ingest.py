@@ -14,7 +14,14 @@ from typing import Any
 
 import typer
 
-from ragkit.cli.output import errors, fail, option_error, print_ingest_report, progress_bar
+from ragkit.cli.output import (
+    errors,
+    fail,
+    option_error,
+    print_ingest_report,
+    progress_bar,
+    stage_progress,
+)
 from ragkit.errors import RagkitError
 
 # Which files are read and how; shared with `ragkit flows run ingest` and `flows serve`.
@@ -33,6 +40,12 @@ CONFIG = typer.Option(
     help="Settings file (TOML) to use instead of the index folder's ragkit.toml; options "
     "given here win over it.",
 )
+# What ingest's progress stages show (ragkit.pipeline.ProgressCallback).
+INGEST_STAGES = {
+    "documents": "documents committed",
+    "chunk": "choosing chunks: texts embedded",
+    "embed": "embedding chunks",
+}
 STRICT = typer.Option(
     False, "--strict", help="Exit 1 for unsupported file types too, not only failed ones."
 )
@@ -96,16 +109,10 @@ def ingest(
         except ValidationError as error:
             raise option_error(error) from error
         with progress_bar() as bar:
-            task = bar.add_task("ingesting documents", total=None)
-
-            def progress(stage: str, done: int, total: int) -> None:
-                if stage == "documents":
-                    bar.update(task, completed=done, total=total)
-
             report = opened.ingest(
                 paths,
                 prune,
-                progress,
+                stage_progress(bar, INGEST_STAGES),
                 wait,
                 include=include,
                 exclude=exclude,

@@ -18,11 +18,21 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 from rich.text import Text
 
@@ -76,15 +86,50 @@ console = SafeConsole()
 errors = SafeConsole(stderr=True)
 
 
+class RateColumn(ProgressColumn):
+    """Items per second of a task, blank until rich has measured it."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("" if speed is None else f"{speed:,.1f}/s", style="progress.data.speed")
+
+
 def progress_bar() -> Progress:
-    """A transient ``description ▕bar▏ done/total`` bar on standard error."""
+    """A transient ``description ▕bar▏ done/total rate/s ETA`` bar on standard error; it
+    draws nothing when standard error is not a terminal (logs, pipes)."""
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        RateColumn(),
+        TimeRemainingColumn(),
         console=errors,
         transient=True,
     )
+
+
+def stage_progress(
+    bar: Progress, labels: Mapping[str, str] | None = None
+) -> Callable[[str, int, int], None]:
+    """A ``(stage, done, total)`` callback drawing one task per stage on ``bar``, described by
+    ``labels`` (default: the stage's name); a total of 0 is unknown.
+
+    Example:
+        >>> with progress_bar() as bar:
+        ...     report = stage_progress(bar, {"embed": "embedding chunks"})
+        ...     report("embed", 3, 10)
+        >>> [(task.description, task.completed, task.total) for task in bar.tasks]
+        [('embedding chunks', 3, 10)]
+    """
+    tasks: dict[str, TaskID] = {}
+
+    def report(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            description = (labels or {}).get(stage, stage)
+            tasks[stage] = bar.add_task(description, total=total or None)
+        bar.update(tasks[stage], completed=done, total=total or None)
+
+    return report
 
 
 def fail(error: RagkitError) -> NoReturn:

@@ -11,11 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.progress import TaskID
 from rich.table import Table
 
 from ragkit.cli.help import ReadableGroup
-from ragkit.cli.output import console, fail, progress_bar
+from ragkit.cli.output import console, fail, progress_bar, stage_progress
 from ragkit.errors import RagkitError
 
 rerank_app = typer.Typer(cls=ReadableGroup, help="Train and use ragkit's groupwise reranker.")
@@ -61,15 +60,8 @@ def train(
     except ValueError as error:
         fail(RagkitError(str(error)))
     with progress_bar() as bar:
-        tasks: dict[str, TaskID] = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done)
-
         try:
-            result = train_reranker(config, progress)
+            result = train_reranker(config, stage_progress(bar))
         except RagkitError as error:
             fail(error)
     table = Table("stage", "step", "validation nDCG@10 (held-out groups)")

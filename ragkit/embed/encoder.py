@@ -18,12 +18,18 @@ from ragkit.normalize.unicode import text_only
 
 
 class Encoder:
-    """Embeds queries and passages with the prefixes the model was trained with."""
+    """Embeds queries and passages with the prefixes the model was trained with.
+
+    :attr:`on_passages`, when set, is called as ``(done, total)`` after each batch of every
+    :meth:`encode_passages` call (whoever calls it: chunk scoring or the chunk vectors), so a
+    progress display moves while a long call runs.
+    """
 
     def __init__(self, model_name: str, batch_size: int = 32) -> None:
         self.spec = model_spec(model_name)
         self.model = load_encoder(self.spec.location)
         self.batch_size = batch_size
+        self.on_passages: Callable[[int, int], None] | None = None
 
     @property
     def dimension(self) -> int:
@@ -56,6 +62,8 @@ class Encoder:
             parts.append(self._encode([self.spec.passage_prefix + p for p in batch]))
             if progress:
                 progress(len(batch))
+            if self.on_passages:
+                self.on_passages(start + len(batch), len(passages))
         if not parts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.concatenate(parts)

@@ -23,7 +23,8 @@ from __future__ import annotations
 import logging
 import os
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -73,9 +74,7 @@ def choose_model(text_by_language: Mapping[str, int]) -> tuple[str, str]:
     if total and english >= ENGLISH_SHARE * total:
         share = f"{100 * english / total:.1f} % of the text is English"
         return ENGLISH_MODEL, f"{share} ({english:,} of {total:,} characters)"
-    mix = ", ".join(
-        f"{language} {100 * n / total:.1f} %" for language, n in counted.most_common(5)
-    )
+    mix = ", ".join(f"{language} {100 * n / total:.1f} %" for language, n in counted.most_common(5))
     return MULTILINGUAL_MODEL, f"share of the text by language: {mix or 'none'}"
 
 
@@ -114,16 +113,41 @@ def model_spec(name: str) -> ModelSpec:
     return ModelSpec(name, name)
 
 
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """No transformers progress bars (``Loading weights … 0/199``) while ragkit loads a model:
+    the bar is over before it is read, and outside a terminal it fills logs and pipes. Bars
+    are enabled again afterwards unless ``HF_HUB_DISABLE_PROGRESS_BARS`` was set (then
+    transformers never showed them).
+
+    Example:
+        >>> from transformers.utils import logging as hf_logging
+        >>> with quiet_loading():
+        ...     hf_logging.is_progress_bar_enabled()
+        False
+    """
+    from transformers.utils import logging as hf_logging
+
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
+
+
 @cache
 def load_encoder(location: str) -> SentenceTransformer:
-    """Load a sentence-transformers model once per process (CPU)."""
+    """Load a sentence-transformers model once per process (CPU), without progress bars."""
     bundled = Path(location).exists()
     if bundled:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
 
     try:
-        return SentenceTransformer(location, device="cpu")
+        with quiet_loading():
+            return SentenceTransformer(location, device="cpu")
     except UnpicklingError as error:  # torch.load(weights_only=True) refused a pickled object
         raise RagkitError(
             f"embedding model {location!r}: its weights file holds pickled objects, not plain "

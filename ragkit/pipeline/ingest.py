@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections import Counter
@@ -57,8 +58,10 @@ from ragkit.store import PendingDocument, Store
 log = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[str, int, int], None]
-"""``(stage, done, total)``: ``("documents", n, total)`` after each commit, ``("embed", n, 0)``
-while embedding."""
+"""``(stage, done, total)``: ``("documents", n, total)`` once the documents to ingest are known
+(``n = 0``) and after each commit; per batch of the encoder, ``("chunk", n, total)`` for texts
+embedded to choose chunks (adaptive scoring, ``semantic``) and ``("embed", n, total)`` for the
+chunk vectors of the current commit batch."""
 
 EncoderSource = Callable[[], Encoder]
 """The index's encoder, loaded on first call (the Prefect stages load their own per worker)."""
@@ -202,6 +205,16 @@ class Ingest:
             self.encoder = Encoder(self.settings.embedding_model, self.settings.embed_batch_size)
         return self.encoder
 
+    def _reporting(self, progress: ProgressCallback | None, stage: str) -> EncoderSource:
+        """The encoder for ``stage``: each batch it embeds reports ``(stage, done, total)``."""
+
+        def source() -> Encoder:
+            encoder = self._load_encoder()
+            encoder.on_passages = functools.partial(progress, stage) if progress else None
+            return encoder
+
+        return source
+
     def run(
         self,
         roots: Sequence[Path],
@@ -229,17 +242,15 @@ class Ingest:
         self._choose_model(changed)
         report.model_choice = self.model_choice
         report.seconds.update(chunk=0.0, normalize=0.0, embed=0.0, commit=0.0)
+        if progress:
+            progress("documents", 0, len(changed))
         for batch in iter_batches(changed, self.settings.commit_every_documents):
-            prepared = self.stages.prepare(batch, self.settings, self._load_encoder, report.seconds)
+            chunking = self._reporting(progress, "chunk")
+            prepared = self.stages.prepare(batch, self.settings, chunking, report.seconds)
             clock = time.perf_counter()
             texts = embedding_texts(prepared, self.settings)
             vectors = (
-                self.stages.embed(
-                    texts,
-                    self.settings,
-                    self._load_encoder,
-                    _embed_progress(progress, report.chunks_added),
-                )
+                self.stages.embed(texts, self.settings, self._reporting(progress, "embed"), None)
                 if texts
                 else np.zeros((0, self.store.dimension), dtype=np.float32)
             )
@@ -251,6 +262,8 @@ class Ingest:
             report.documents_added += len(batch)
             if progress:
                 progress("documents", report.documents_added, len(changed))
+        if self.encoder is not None:
+            self.encoder.on_passages = None  # the encoder outlives this run (Index.encoder)
         return self._finish(report, started, stale)
 
     def _plan(
@@ -323,11 +336,3 @@ def text_by_language(documents: Sequence[Document]) -> dict[str, int]:
     for document in documents:
         chars[document.language] += len(document.text)
     return dict(chars)
-
-
-def _embed_progress(progress: ProgressCallback | None, done: int) -> Callable[[int], None] | None:
-    """The encoder's per-text progress as ``progress("embed", done + n, 0)``."""
-    if progress is None:
-        return None
-    report = progress
-    return lambda n: report("embed", done + n, 0)
