@@ -53,6 +53,7 @@ from ragkit.store.catalog import (
     select_keys,
     write_jsonl,
 )
+from ragkit.store.consistent import one_generation
 from ragkit.store.lock import WriteLock
 
 if TYPE_CHECKING:
@@ -345,6 +346,7 @@ class Index:
             raise RagkitError(f"{self.store.folder}: no document {key!r} (keys are file paths)")
         return record
 
+    @one_generation
     def search(
         self,
         query: str,

@@ -140,6 +140,10 @@ class Store:
                 self._connections.append(connection)
         return connection
 
+    def committed_generation(self) -> int:
+        """The generation the last commit (of any writer) made."""
+        return int(self._state("generation"))
+
     def refresh(self) -> None:
         """Follow the last committed generation when another process committed since (with
         the settings it was committed with: the first ingest of an ``auto`` index chose its

@@ -1,4 +1,4 @@
-"""Index handles that live across other writers' commits (issue 24, items 7 and 8)."""
+"""Index handles that live across other writers' commits (issue 24, items 7, 8 and 14)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
 from conftest import MODEL
 
 from ragkit import Index
@@ -70,3 +71,35 @@ def test_handles_in_one_process_search_while_another_ingests(tmp_path: Path) -> 
         index.close()
     assert not list((tmp_path / "index").glob(".bm25-*"))  # no scratch copy left behind
     assert diagnose(tmp_path / "index").problems == []
+
+
+def test_a_commit_between_vector_search_and_row_fetch_loses_no_hit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for number in range(10):  # d0-d4 match best: they are the 5 hits before the commit
+        words = "glaciers glaciers valleys" if number < 5 else "glaciers and rivers"
+        (docs / f"d{number}.txt").write_text(f"Note {number}: {words}.\n")
+    writer = Index.open(tmp_path / "index", create=True, model=MODEL)
+    writer.ingest([docs])
+    reader = Index.open(tmp_path / "index")
+    fetch = reader.store.chunks_by_id
+    commits = []
+
+    def commit_then_fetch(ids: object) -> object:
+        """A real commit by another handle lands after the ranking, before the rows are read:
+        the five best documents are removed and five others added."""
+        if not commits:
+            for number in range(5):
+                (docs / f"d{number}.txt").unlink()
+                (docs / f"e{number}.txt").write_text(f"Entry {number}: glaciers in valleys.\n")
+            commits.append(writer.ingest([docs], prune=True).generation)
+        return fetch(ids)
+
+    monkeypatch.setattr(reader.store, "chunks_by_id", commit_then_fetch)
+    hits = reader.search("glaciers valleys", k=5, mode="sparse")
+    assert commits and len(hits) == 5  # was 0 of 5: the ranked rows were gone
+    assert not any(Path(hit.source).name < "d5" for hit in hits)
+    for index in (writer, reader):
+        index.close()
