@@ -127,11 +127,11 @@ def test_failing_file_is_retried_then_reported(
     attempts: list[str] = []
     real_load = module.load_file
 
-    def flaky(path: Path, raise_io_errors: bool = False):
+    def flaky(path: Path, raise_io_errors: bool = False, text_field: str = "text"):
         if path == broken:
             attempts.append(str(path))
             raise RagkitError(f"{path}: cannot read (Input/output error)") from OSError(5, "EIO")
-        return real_load(path, raise_io_errors)
+        return real_load(path, raise_io_errors, text_field)
 
     monkeypatch.setattr(module, "load_file", flaky)
     (corpus / "notes.bin").write_bytes(b"\x00\x01")  # unsupported: skipped without retries
