@@ -16,6 +16,14 @@ Thresholds and parameters are :class:`ragkit.config.Settings` fields (``hnsw_thr
 ``hnsw_m``, ``hnsw_ef_search``, ``ivf_threshold``, ``ivf_nprobe``, ``ivf_pq_m``,
 ``rescore_factor``). Every index is wrapped in ``IndexIDMap2`` so FAISS ids are chunk ids.
 
+Each commit carries the index forward (:func:`carry`): new vectors are added to a copy, removed
+chunks taken out, so a commit costs its own vectors, not the collection. A rebuild from SQLite
+happens only when the size calls for another kind, or when chunks leave an HNSW graph, which
+FAISS cannot remove from (a commit that replaces or prunes documents of an HNSW index rebuilds
+it; adding documents does not). An IVF index keeps the lists it was trained with until the kind
+changes. :func:`mismatch` compares an index with the vectors SQLite holds, so damage in a FAISS
+file is found rather than carried into the next generation.
+
 Example:
     >>> from ragkit.config import Settings
     >>> dense_kind(10_000, Settings()), dense_kind(60_000, Settings())
@@ -25,7 +33,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Literal
 
 import faiss
@@ -84,6 +92,76 @@ def build_index(
     for ids, vectors in batches():
         index.add_with_ids(vectors, ids)
     return index
+
+
+def carry(
+    index: faiss.Index,
+    total: int,
+    settings: Settings,
+    removed: Sequence[int],
+    ids: Sequence[int],
+    vectors: np.ndarray,
+) -> faiss.Index | None:
+    """A copy of ``index`` without the ``removed`` chunk ids and with ``vectors`` added under
+    ``ids``, for a collection of ``total`` chunks; None when it must be rebuilt instead: the
+    size calls for another kind, or an HNSW graph would lose chunks. The original is left as it
+    is (searches keep reading it until the commit lands).
+
+    Example:
+        >>> index = empty_index(2)
+        >>> index.add_with_ids(np.eye(2, dtype=np.float32), np.array([1, 2]))
+        >>> carry(index, 2, Settings(), [1], [3], np.ones((1, 2), np.float32)).ntotal
+        2
+        >>> carry(index, 60_000, Settings(), [], [3], np.ones((1, 2), np.float32)) is None
+        True
+    """
+    kind = kind_of(index)
+    if dense_kind(total, settings) != kind or (kind == "hnsw" and len(removed)):
+        return None
+    copy = faiss.clone_index(index)
+    if len(removed):
+        copy.remove_ids(np.asarray(removed, dtype=np.int64))
+    if len(ids):
+        copy.add_with_ids(vectors, np.asarray(ids, dtype=np.int64))
+    return copy
+
+
+def mismatch(index: faiss.Index, batches: VectorBatches) -> str | None:
+    """How ``index`` differs from the (ids, vectors) ``batches()`` yields, in words; None when
+    it holds exactly those ids with those vectors. IVF-PQ codes are approximate, so only its
+    ids are compared.
+
+    Example:
+        >>> index = empty_index(2)
+        >>> index.add_with_ids(np.eye(2, dtype=np.float32), np.array([7, 9]))
+        >>> stored = lambda: iter([(np.array([7, 9]), np.array([[1, 0], [0, -1]], np.float32))])
+        >>> mismatch(index, stored)
+        '1 vectors differ from SQLite'
+    """
+    if not isinstance(index, faiss.IndexIDMap):
+        return "no id map"
+    held = np.sort(faiss.vector_to_array(index.id_map).astype(np.int64))
+    exact = kind_of(index) != "ivf"
+    stored: list[np.ndarray] = []
+    differ = 0
+    for ids, vectors in batches():
+        stored.append(ids)
+        known = np.isin(ids, held)
+        if exact and known.any():
+            copies = index.reconstruct_batch(ids[known])
+            close = np.isclose(copies, vectors[known], rtol=0, atol=1e-5).all(axis=1)
+            differ += int((~close).sum())
+    every = np.sort(np.concatenate(stored)) if stored else np.zeros(0, np.int64)
+    problems = []
+    if not np.array_equal(held, every):
+        missing, extra = len(np.setdiff1d(every, held)), len(np.setdiff1d(held, every))
+        problems.append(
+            f"ids differ from SQLite ({missing} chunks missing, {extra} unknown ids, "
+            f"{len(held)} vs {len(every)})"
+        )
+    if differ:
+        problems.append(f"{differ} vectors differ from SQLite")
+    return "; ".join(problems) or None
 
 
 def _training_sample(

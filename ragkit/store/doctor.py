@@ -3,7 +3,7 @@
 Checks, in order: SQLite opens and passes ``quick_check``; the committed generation has its
 FAISS file; ``MANIFEST.json`` names that generation and its checksums match the files; FAISS
 ids, SQLite chunk ids and BM25 ids are the same set (BM25 may be absent — it is rebuilt on the
-first sparse search); no chunk is stored twice; no chunk lacks its document; no files of other
+first sparse search) and each FAISS vector is the one SQLite stores for its chunk; no chunk is stored twice; no chunk lacks its document; no files of other
 generations are left over. SQLite is the source of truth: ``repair`` (under the writer lock)
 rewrites the FAISS file and BM25 folder of the committed generation from the stored vectors
 and terms, removes leftovers and rewrites the manifest.
@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,6 +46,7 @@ from ragkit.store.manifest import (
     verify_checksums,
 )
 from ragkit.store.schema import connect, connect_read_only
+from ragkit.store.store import stored_vectors
 
 REPAIR_HINT = "run `ragkit doctor --index {folder} --repair` to rebuild it from SQLite"
 
@@ -76,12 +76,6 @@ def _chunk_ids(db: sqlite3.Connection) -> np.ndarray:
     return np.fromiter((r[0] for r in rows), dtype=np.int64)
 
 
-def _faiss_ids(index: faiss.Index) -> np.ndarray:
-    if not isinstance(index, faiss.IndexIDMap):
-        raise RagkitError("FAISS index has no id map")
-    return np.sort(faiss.vector_to_array(index.id_map).astype(np.int64))
-
-
 def _check_sqlite(db: sqlite3.Connection, found: Diagnosis) -> None:
     verdict = db.execute("PRAGMA quick_check").fetchone()[0]
     if verdict != "ok":
@@ -104,22 +98,22 @@ def _check_sqlite(db: sqlite3.Connection, found: Diagnosis) -> None:
         found.notes.append(f"{DB_NAME}: {empty} documents without chunks")
 
 
-def _check_derived(folder: Path, ids: np.ndarray, found: Diagnosis) -> None:
-    generation = found.generation
-    vectors = folder / vector_file(generation)
+def _check_vectors(folder: Path, db: sqlite3.Connection, found: Diagnosis) -> None:
+    """The committed FAISS file holds the ids and vectors SQLite stores (read in ``db``'s
+    snapshot)."""
+    vectors = folder / vector_file(found.generation)
+    dimension = int(db.execute("SELECT value FROM state WHERE key = 'dimension'").fetchone()[0])
     try:
-        faiss_ids = _faiss_ids(faiss.read_index(str(vectors)))
-    except (RuntimeError, RagkitError) as error:
+        index = faiss.read_index(str(vectors))
+    except RuntimeError as error:
         found.problems.append(f"{vectors.name}: unreadable or missing ({str(error)[:120]})")
-    else:
-        if not np.array_equal(faiss_ids, ids):
-            extra = len(np.setdiff1d(faiss_ids, ids))
-            missing = len(np.setdiff1d(ids, faiss_ids))
-            found.problems.append(
-                f"{vectors.name}: ids differ from SQLite ({missing} chunks missing, "
-                f"{extra} unknown ids, {len(faiss_ids)} vs {len(ids)})"
-            )
-    sparse = folder / sparse_folder(generation)
+        return
+    if differs := dense.mismatch(index, lambda: stored_vectors(db, dimension)):
+        found.problems.append(f"{vectors.name}: {differs}")
+
+
+def _check_derived(folder: Path, ids: np.ndarray, found: Diagnosis) -> None:
+    sparse = folder / sparse_folder(found.generation)
     if not sparse.is_dir():
         found.notes.append(f"{sparse.name}: absent (rebuilt from SQLite on the first search)")
         return
@@ -176,6 +170,7 @@ def diagnose(folder: str | Path) -> Diagnosis:
         ids = _chunk_ids(db)
         documents = db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
         found.counts = {"documents": documents, "chunks": len(ids)}
+        _check_vectors(folder, db, found)
         db.execute("COMMIT")
     except sqlite3.DatabaseError as error:
         raise RagkitError(f"{folder / DB_NAME}: unreadable ({error}); restore a backup") from error
@@ -204,15 +199,9 @@ def repair(folder: str | Path, wait: bool | float = True) -> Diagnosis:
             )
             db.execute("DELETE FROM chunks WHERE document_id NOT IN (SELECT id FROM documents)")
             total = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-
-            def batches(size: int = 20_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-                cursor = db.execute("SELECT id, vector FROM chunks ORDER BY id")
-                while rows := cursor.fetchmany(size):
-                    ids = np.array([r[0] for r in rows], dtype=np.int64)
-                    flat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-                    yield ids, flat.reshape(len(rows), dimension)
-
-            index = dense.build_index(dimension, total, settings, batches)
+            index = dense.build_index(
+                dimension, total, settings, lambda: stored_vectors(db, dimension)
+            )
         finally:
             db.close()
         target = folder / vector_file(generation)

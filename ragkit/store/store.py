@@ -8,7 +8,10 @@ Layout of an index folder::
     bm25-<G>/            the BM25 index of generation G (:mod:`ragkit.search.sparse`)
     MANIFEST.json        generation, counts and file checksums (rewritten after each commit)
 
-Commit protocol: the new FAISS file ``vectors-<G+1>.faiss`` is written first; then one SQLite
+Commit protocol: the new FAISS file ``vectors-<G+1>.faiss`` is written first (generation G's
+index carried forward with this commit's changes, :func:`ragkit.search.dense.carry`; an index
+this store did not write itself is first compared with the vectors in SQLite and rebuilt from
+them when it differs, so a damaged FAISS file is never carried into a new generation); then one SQLite
 transaction stores the rows and sets ``generation = G+1``. That transaction is the commit
 point: a crash before it leaves generation G intact (the orphan FAISS file is removed on the next
 open), a crash after it leaves a complete generation G+1. BM25 is derived from the terms in
@@ -26,11 +29,12 @@ Example:
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import sqlite3
 import threading
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,7 +61,10 @@ __all__ = [
     "PendingDocument",
     "Store",
     "StoredChunk",
+    "stored_vectors",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 class IndexExistsError(RagkitError):
@@ -71,6 +78,17 @@ def _check_folder(folder: Path) -> None:
             f"{folder}: a file, not an index folder; give --index a folder (a new one is "
             "created when missing)"
         )
+
+
+def stored_vectors(
+    db: sqlite3.Connection, dimension: int, batch: int = 20_000
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The (chunk ids, vectors) stored in SQLite, in id order, ``batch`` rows at a time."""
+    cursor = db.execute("SELECT id, vector FROM chunks ORDER BY id")
+    while rows := cursor.fetchmany(batch):
+        ids = np.array([r[0] for r in rows], dtype=np.int64)
+        vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+        yield ids, vectors.reshape(len(rows), dimension)
 
 
 @dataclass(frozen=True)
@@ -126,6 +144,7 @@ class Store:
         self.dimension = int(self._state("dimension"))
         self.generation = int(self._state("generation"))
         self.vectors = self._load_vectors()
+        self._written: faiss.Index | None = None  # the index this store's last commit wrote
         self._sparse: SparseIndex | None = None
         self._sparse_generation = -1
         self._languages: tuple[int, dict[tuple[str, str], int]] | None = None
@@ -439,12 +458,22 @@ class Store:
         total = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         return dense.build_index(self.dimension, total, self.settings, self._stored_vectors)
 
-    def _stored_vectors(self, batch: int = 20_000):
-        cursor = self.db.execute("SELECT id, vector FROM chunks ORDER BY id")
-        while rows := cursor.fetchmany(batch):
-            ids = np.array([r[0] for r in rows], dtype=np.int64)
-            vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-            yield ids, vectors.reshape(len(rows), self.dimension)
+    def _stored_vectors(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        return stored_vectors(self.db, self.dimension)
+
+    def _next_index(
+        self, removed: list[int], ids: list[int], vectors: np.ndarray, path: Path
+    ) -> faiss.Index:
+        """The FAISS index of the next generation (SQLite already holds its rows): the current
+        one carried forward, or rebuilt from SQLite when its kind changes, HNSW loses chunks, or
+        an index read from disk does not hold what SQLite holds (damage is not carried)."""
+        total = self.vectors.ntotal - len(removed) + len(ids)
+        index = dense.carry(self.vectors, total, self.settings, removed, ids, vectors)
+        trusted = index is None or self.vectors is self._written
+        if not trusted and (found := dense.mismatch(index, self._stored_vectors)):
+            logger.warning("%s: %s; rebuilt from SQLite", path.name, found)
+            index = None
+        return self._rebuilt_index() if index is None else index
 
     def commit(self, pending: list[PendingDocument], remove_keys: Iterable[str] = ()) -> int:
         """Replace/insert ``pending`` documents and delete ``remove_keys`` in one generation."""
@@ -455,17 +484,8 @@ class Store:
         try:
             removed_ids = self._delete_documents(removing)
             new_ids, new_vectors = self._insert(pending)
-            total = self.vectors.ntotal - len(removed_ids) + len(new_ids)
-            flat = dense.kind_of(self.vectors) == "flat"
-            if not flat or dense.dense_kind(total, self.settings) != "flat":
-                index = self._rebuilt_index()
-            else:
-                index = faiss.clone_index(self.vectors)
-                if removed_ids:
-                    index.remove_ids(np.array(removed_ids, dtype=np.int64))
-                if new_ids:
-                    index.add_with_ids(new_vectors, np.array(new_ids, dtype=np.int64))
             path = self._vector_path(target)
+            index = self._next_index(removed_ids, new_ids, new_vectors, path)
             faiss.write_index(index, str(path) + ".tmp")
             os.replace(str(path) + ".tmp", path)
             self.db.execute("UPDATE state SET value = ? WHERE key = 'generation'", (str(target),))
@@ -475,6 +495,7 @@ class Store:
             self._vector_path(target).unlink(missing_ok=True)
             raise
         self.generation, self.vectors = target, index
+        self._written = index
         self.remove_stale_files()
         self._write_manifest()
         return target
