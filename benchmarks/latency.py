@@ -1,0 +1,249 @@
+"""Query latency a user feels: warm hybrid ``Index.search`` idle and on a busy machine, and
+``ragkit serve`` over HTTP with 1 and 8 concurrent clients.
+
+Run::
+
+    .venv/bin/python benchmarks/latency.py                  # builds the index once, then measures
+    .venv/bin/python benchmarks/latency.py --queries 100    # a quicker run
+
+The index: the Cranfield corpus (``../shared/data/beir``, 1,400 abstracts; ``--datasets
+cranfield cisi`` adds CISI's 1,460) ingested with the ``sentence`` chunker at
+``--chunk-tokens`` (64: more, shorter chunks) and all-MiniLM-L6-v2, kept under
+``~/.cache/ragkit/benchmarks`` and reused by later runs (``--rebuild`` makes it again). On this
+shared 2-core machine under load, ingest ran at ~6 documents/s, so Cranfield (~7.7k chunks) is
+the largest index built within the 5 minutes a run may take; the 100k chunks of the latency
+goal would take hours here. Queries: the Cranfield and CISI queries, in turn.
+
+In one run, with ragkit's default thread policy (:mod:`ragkit.threads`):
+
+- **in-process**: ``Index.search(query, k=10)`` (hybrid, query encoding included) after 10
+  warm-up queries, with the machine as it is (``idle``), then again while two busy processes
+  (``python -c "while True: pass"``) run beside it (``busy``). The load average is recorded
+  with each, as other work on a shared machine counts too.
+- **HTTP**: ``ragkit serve`` started on a free port (start-up = until ``/health`` answers),
+  ``POST /search`` from 1 client, then from 8 concurrent clients (threads, one connection
+  each): p50/p95 per request and requests per second.
+- **cold CLI**: one ``ragkit query`` wall clock (a new process loads the model).
+
+Writes ``benchmarks/results/latency.json`` and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+
+import ragkit  # noqa: F401  (thread policy before torch/faiss load: ragkit.threads)
+
+# isort: split
+
+import httpx
+from rich.console import Console
+from rich.table import Table
+
+from ragkit import Index
+from ragkit.evaluate import load_queries
+from ragkit.paths import cache_dir, shared_data_dir
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULT = ROOT / "benchmarks" / "results" / "latency.json"
+MODEL = "all-minilm-l6-v2"
+DATASETS = ("cranfield", "cisi")
+RAGKIT = str(Path(sys.executable).parent / "ragkit")
+
+
+def build_index(
+    folder: Path, datasets: list[str], chunk_tokens: int, rebuild: bool
+) -> dict[str, float]:
+    """The benchmark index at ``folder``: made (``rebuild``: again) or completed (documents an
+    earlier run did not commit); its counts and the seconds this run spent on it."""
+    if rebuild:
+        shutil.rmtree(folder, ignore_errors=True)
+    clock = time.perf_counter()
+    settings = {"chunker": "sentence", "chunk_tokens": chunk_tokens}
+    with Index.open(folder, create=True, model=MODEL, **settings) as index:
+        beir = shared_data_dir() / "beir"
+        report = index.ingest([beir / name / "corpus.jsonl" for name in datasets])
+        counts = index.store.counts()
+    spent = round(time.perf_counter() - clock, 1)
+    return {**counts, "documents_added": report.documents_added, "build_seconds": spent}
+
+
+def queries(limit: int) -> list[str]:
+    """The Cranfield and CISI queries, alternating, at most ``limit`` (both sets are asked
+    whichever corpora the index holds)."""
+    beir = shared_data_dir() / "beir"
+    sets = [list(load_queries(beir / name / "queries.jsonl").values()) for name in DATASETS]
+    mixed = [q for pair in zip(*sets, strict=False) for q in pair]
+    return mixed[:limit]
+
+
+def summary(milliseconds: list[float], seconds: float | None = None) -> dict[str, float]:
+    """p50, p95 (ms) and, when ``seconds`` is the wall of all requests, requests per second."""
+    cut = statistics.quantiles(milliseconds, n=20)
+    figures = {
+        "p50_ms": round(statistics.median(milliseconds), 1),
+        "p95_ms": round(cut[18], 1),
+        "n": len(milliseconds),
+        "load_average": round(os.getloadavg()[0], 2),
+    }
+    if seconds:
+        figures["requests_per_s"] = round(len(milliseconds) / seconds, 1)
+    return figures
+
+
+def timed(call: Callable[[str], object], texts: list[str]) -> list[float]:
+    """Milliseconds of ``call(text)`` per text."""
+    spent = []
+    for text in texts:
+        clock = time.perf_counter()
+        call(text)
+        spent.append((time.perf_counter() - clock) * 1000)
+    return spent
+
+
+@contextmanager
+def busy_processes(count: int) -> Iterator[None]:
+    """``count`` processes spinning on a core each, stopped on exit."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    time.sleep(1.0)
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def server(folder: Path) -> Iterator[tuple[str, float]]:
+    """``ragkit serve`` over ``folder``: its base URL and start-up seconds."""
+    port = free_port()
+    command = [RAGKIT, "serve", str(folder), "--port", str(port), "--log-level", "warning"]
+    clock = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        while True:
+            try:
+                if httpx.get(f"{url}/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                if process.poll() is not None:
+                    raise SystemExit("ragkit serve exited before answering") from None
+                time.sleep(0.1)
+        yield url, time.perf_counter() - clock
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def http_clients(url: str, texts: list[str], clients: int) -> dict[str, float]:
+    """``texts`` sent as ``POST /search`` by ``clients`` threads, one connection each."""
+    shares = [texts[i::clients] for i in range(clients)]
+
+    def run(share: list[str]) -> list[float]:
+        with httpx.Client(base_url=url, timeout=120) as client:
+            return timed(
+                lambda q: client.post("/search", json={"query": q}).raise_for_status(), share
+            )
+
+    clock = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        spent = [ms for part in pool.map(run, shares) for ms in part]
+    return summary(spent, time.perf_counter() - clock)
+
+
+def cold_query(folder: Path, text: str) -> float:
+    """Wall seconds of one ``ragkit query`` in a new process."""
+    clock = time.perf_counter()
+    subprocess.run(
+        [RAGKIT, "query", text, "--index", str(folder), "-k", "10"],
+        check=True,
+        capture_output=True,
+    )
+    return time.perf_counter() - clock
+
+
+def show(result: dict) -> None:
+    table = Table(
+        "condition",
+        "p50 ms",
+        "p95 ms",
+        "req/s",
+        "load avg",
+        title=f"warm hybrid search, {result['index']['chunks']:,} chunks, k=10",
+    )
+    for name, row in result["rows"].items():
+        rate = row.get("requests_per_s")
+        table.add_row(
+            name,
+            f"{row['p50_ms']}",
+            f"{row['p95_ms']}",
+            f"{rate}" if rate else "–",
+            f"{row['load_average']}",
+        )
+    console = Console()
+    console.print(table)
+    console.print(
+        f"serve start-up {result['serve_startup_s']:.1f} s · cold `ragkit query` "
+        f"{result['cold_query_s']:.1f} s · threads {result['threads']}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--queries", type=int, default=200, help="queries per condition")
+    parser.add_argument("--chunk-tokens", type=int, default=64)
+    parser.add_argument(
+        "--datasets", nargs="+", choices=DATASETS, default=["cranfield"], help="corpora indexed"
+    )
+    parser.add_argument("--rebuild", action="store_true", help="build the index again")
+    args = parser.parse_args()
+    folder = cache_dir() / "benchmarks" / f"latency-{'-'.join(args.datasets)}-{args.chunk_tokens}"
+    built = build_index(folder, args.datasets, args.chunk_tokens, args.rebuild)
+    texts = queries(args.queries)
+    rows: dict[str, dict[str, float]] = {}
+    with Index.open(folder) as index:
+        timed(index.search, texts[:10])
+        rows["in-process, idle"] = summary(timed(index.search, texts))
+        with busy_processes(2):
+            rows["in-process, 2 busy processes"] = summary(timed(index.search, texts))
+    with server(folder) as (url, startup):
+        http_clients(url, texts[:10], 1)
+        rows["HTTP, 1 client"] = http_clients(url, texts, 1)
+        rows["HTTP, 8 clients"] = http_clients(url, texts, 8)
+    result = {
+        "index": {"datasets": args.datasets, "chunk_tokens": args.chunk_tokens, **built},
+        "model": MODEL,
+        "threads": os.environ.get("OMP_NUM_THREADS"),
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
+        "cpus": os.cpu_count(),
+        "rows": rows,
+        "serve_startup_s": round(startup, 2),
+        "cold_query_s": round(cold_query(folder, texts[0]), 2),
+    }
+    RESULT.parent.mkdir(parents=True, exist_ok=True)
+    RESULT.write_text(json.dumps(result, indent=2) + "\n")
+    show(result)
+
+
+if __name__ == "__main__":
+    main()
