@@ -92,13 +92,7 @@ class ServedIndexes:
             raise UnknownIndexError(
                 f"no index named {name!r}; this server holds {', '.join(self._indexes)}"
             )
-        with self._locks[name]:
-            index = self._indexes[name]
-            if index.settings.embedding_model == AUTO_MODEL:
-                # Created empty: its model is chosen by the first ingest, so read it again.
-                index.close()
-                index = self._indexes[name] = Index.open(self.paths[name])
-        return name, index
+        return name, self._indexes[name]
 
     def search(self, request: SearchRequest) -> SearchResponse:
         """:meth:`ragkit.Index.search` with the request's arguments."""
@@ -129,7 +123,7 @@ class ServedIndexes:
                     name=name,
                     path=str(self.paths[name]),
                     generation=index.store.generation,
-                    embedding_model=index.settings.embedding_model,
+                    embedding_model=index.store.settings.embedding_model,
                     documents=counts["documents"],
                     chunks=counts["chunks"],
                 )
