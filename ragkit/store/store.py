@@ -49,6 +49,7 @@ from ragkit.errors import RagkitError
 from ragkit.normalize.detect import LanguageGuess
 from ragkit.search import dense
 from ragkit.search.sparse import SparseIndex
+from ragkit.store.damage import damaged, names_damage
 from ragkit.store.filters import where_clause
 from ragkit.store.lock import WriteLock, if_unlocked
 from ragkit.store.manifest import MANIFEST_NAME, write_manifest
@@ -159,10 +160,12 @@ class Store:
                 self._connections.append(connection)
         return connection
 
+    @names_damage
     def committed_generation(self) -> int:
         """The generation the last commit (of any writer) made."""
         return int(self._state("generation"))
 
+    @names_damage
     def refresh(self) -> None:
         """Follow the last committed generation when another process committed since (with
         the settings it was committed with: the first ingest of an ``auto`` index chose its
@@ -245,10 +248,7 @@ class Store:
             migrate(connection)
             return cls(folder, connection)
         except sqlite3.DatabaseError as error:
-            raise RagkitError(
-                f"{folder / DB_NAME}: unreadable ({error}); restore the index folder from a "
-                "backup, or delete it and ingest again"
-            ) from error
+            raise damaged(folder, error) from error
 
     def _state(self, key: str) -> str:
         row = self.db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
@@ -295,6 +295,7 @@ class Store:
             else:
                 path.unlink(missing_ok=True)
 
+    @names_damage
     def ensure_sparse(self) -> SparseIndex:
         """The BM25 index of the committed generation, rebuilt from SQLite when missing."""
         with self._lock:  # one rebuild, however many threads search at once
@@ -352,6 +353,7 @@ class Store:
     def sources(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT DISTINCT source FROM documents")}
 
+    @names_damage
     def chunker_counts(self) -> dict[str, int]:
         """How many documents each chunker was chosen for (``unrecorded``: older indexes)."""
         rows = self.db.execute(
@@ -360,11 +362,13 @@ class Store:
         )
         return {str(name): int(count) for name, count in rows}
 
+    @names_damage
     def chunking(self, key: str) -> ChunkingRecord | None:
         """The chunking record of the document ``key`` (None when no such document)."""
         row = self.db.execute("SELECT chunking FROM documents WHERE key = ?", (key,)).fetchone()
         return None if row is None else ChunkingRecord.from_dict(json.loads(row[0]))
 
+    @names_damage
     def language_decision(self, key: str) -> LanguageGuess | None:
         """How the language of the document ``key`` was decided (None: no such document)."""
         row = self.db.execute(
@@ -377,6 +381,7 @@ class Store:
         language, script, confidence, method = row
         return LanguageGuess(language, script, float(confidence), method or "default")
 
+    @names_damage
     def languages(self) -> dict[tuple[str, str], int]:
         """Characters of text per ``(script, language)`` the index holds, most first (read
         once per generation)."""
@@ -391,11 +396,13 @@ class Store:
             cached = self._languages = (self.generation, held)
         return cached[1]
 
+    @names_damage
     def counts(self) -> dict[str, int]:
         documents = self.db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
         chunks = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         return {"documents": documents, "chunks": chunks, "vectors": int(self.vectors.ntotal)}
 
+    @names_damage
     def search_vectors(
         self, query: np.ndarray, k: int, allowed: np.ndarray | None = None
     ) -> list[tuple[int, float]]:
@@ -403,6 +410,7 @@ class Store:
         self.refresh()
         return dense.search(self.vectors, query, k, self.settings, allowed, self.vectors_by_id)
 
+    @names_damage
     def search_terms(
         self,
         terms: list[str],
@@ -415,16 +423,19 @@ class Store:
         self.refresh()
         return self.ensure_sparse().search(terms, k, allowed, include)
 
+    @names_damage
     def score_vectors(self, query: np.ndarray, ids: list[int]) -> list[tuple[int, float]]:
         """Exact inner products of ``query`` with the stored vectors of the chunks ``ids``."""
         vectors = self.vectors_by_id(ids) if ids else {}
         return [(i, float(vectors[i] @ query)) for i in ids if i in vectors]
 
+    @names_damage
     def vectors_by_id(self, ids: list[int]) -> dict[int, np.ndarray]:
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(f"SELECT id, vector FROM chunks WHERE id IN ({marks})", ids)
         return {int(i): np.frombuffer(blob, dtype=np.float32) for i, blob in rows}
 
+    @names_damage
     def filtered_chunk_ids(self, filters: dict[str, Any]) -> np.ndarray:
         """Ids of chunks whose document matches every filter (a value, or a list of values
         any of which matches; :mod:`ragkit.store.filters`).
@@ -439,6 +450,7 @@ class Store:
         )
         return np.fromiter((r[0] for r in rows), dtype=np.int64)
 
+    @names_damage
     def chunks_by_id(self, ids: Iterable[int]) -> dict[int, StoredChunk]:
         wanted = list(ids)
         if not wanted:

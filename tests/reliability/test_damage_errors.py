@@ -1,5 +1,5 @@
 """Damaged index files and wrong paths give one clear line naming the file and the fix, exit 2,
-never a traceback (issue 24, item 12)."""
+never a traceback, also when only a query reaches the damage (issue 24, item 12)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,9 @@ DAMAGE = {
     "bm25-params-empty": lambda f: (f / "bm25-1" / "params.index.json").write_text("{}"),
     "sqlite-header": lambda f: _overwrite(f / DB_NAME, 0, b"garbage" * 3),
     "sqlite-truncated": lambda f: os.truncate(f / DB_NAME, 8192),
+    # damage only a query reaches: the index opens, the rows of the hits do not read
+    "sqlite-text-undecodable": lambda f: _at_text(f, lambda at, _: (at, b"\xff\xfe\xff")),
+    "sqlite-data-page": lambda f: _at_text(f, lambda at, size: (at - at % size, b"\7" * size)),
 }
 NAMED = {
     "faiss-truncated": "vectors-1.faiss: unreadable (damaged or truncated); `ragkit doctor",
@@ -28,6 +32,8 @@ NAMED = {
     "bm25-params-empty": "bm25-1: BM25 index unreadable (ValueError: params.index.json",
     "sqlite-header": f"{DB_NAME}: unreadable (file is not a database); restore the index",
     "sqlite-truncated": f"{DB_NAME}: unreadable (database disk image is malformed); restore",
+    "sqlite-text-undecodable": f"{DB_NAME}: unreadable (Could not decode to UTF-8",
+    "sqlite-data-page": f"{DB_NAME}: unreadable (database disk image is malformed); restore",
 }
 
 
@@ -35,6 +41,16 @@ def _overwrite(path: Path, offset: int, data: bytes) -> None:
     with path.open("r+b") as handle:
         handle.seek(offset)
         handle.write(data)
+
+
+def _at_text(folder: Path, damage: Callable[[int, int], tuple[int, bytes]]) -> None:
+    """Overwrite the SQLite bytes ``damage(offset, page size)`` names, wherever the document's
+    text is stored (its row and its chunk's)."""
+    data = (folder / DB_NAME).read_bytes()
+    found = [at for at in range(len(data)) if data.startswith(b"Glaciers carve", at)]
+    assert found, "the text is not in the main database file"
+    for at in found:
+        _overwrite(folder / DB_NAME, *damage(at, int.from_bytes(data[16:18], "big")))
 
 
 def _ragkit(*args: str) -> subprocess.CompletedProcess[str]:
