@@ -8,6 +8,7 @@ Example:
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,8 @@ def query(
         [],
         "--filter",
         help="KEY=VALUE: language, source (glob; * stays in one folder, ** crosses them) or a "
-        "metadata key (2020 also matches the number). Repeat a key for any of its values.",
+        "metadata key (2020 also matches the number; meta.source for a metadata field named "
+        "source). KEY=A,B or a repeated key: any of the values. KEY>=N, KEY<N…: a numeric range.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print hits as JSON."),
     lang: str | None = typer.Option(
@@ -66,12 +68,10 @@ def query(
         check_query(text)
         if lang is not None:
             check_language(lang)
-        filters: dict[str, list[str]] = {}
+        filters: dict[str, list[Any]] = {}
         for item in where:
-            key, separator, value = item.partition("=")
-            if not separator or not key:
-                raise RagkitError(f"--filter {item!r}: write KEY=VALUE, e.g. language=ar")
-            filters.setdefault(key, []).append(value)  # a repeated key: any of its values
+            key, values = parse_filter(item)
+            filters.setdefault(key, []).extend(values)  # a repeated key: any of its values
         if fusion not in (None, "rrf", "weighted"):
             raise RagkitError(f"--fusion {fusion!r}: use rrf or weighted")
         overrides: dict[str, Any] = {"rerank_weight": rerank_weight, "reranker": reranker}
@@ -173,3 +173,24 @@ def info(
     for name, value in details.rows():
         table.add_row(name, plain(value))
     console.print(table)
+
+
+_RANGE = re.compile(r"^([^<>=]+)(>=|<=|>|<)(.+)$")
+
+
+def parse_filter(item: str) -> tuple[str, list[Any]]:
+    """One ``--filter``: ``KEY=VALUE`` (``KEY=A,B``: any of them) or a range ``KEY>=N``.
+
+    Example:
+        >>> parse_filter("language=fa,ar"), parse_filter("year>=1990")
+        (('language', ['fa', 'ar']), ('year', [{'>=': '1990'}]))
+    """
+    if ranged := _RANGE.match(item):
+        key, operator, bound = ranged.groups()
+        return key.strip(), [{operator: bound.strip()}]
+    key, separator, value = item.partition("=")
+    if not separator or not key:
+        raise RagkitError(
+            f"--filter {item!r}: write KEY=VALUE (e.g. language=ar) or a range (year>=1990)"
+        )
+    return key, value.split(",")

@@ -11,6 +11,10 @@ the whole path. A value given as text — the command line gives nothing else �
 matches text equal to it, and also the number, ``true``/``false`` or ``null`` it spells
 (``year=2020`` finds ``{"year": 2020}``); a number, bool or None matches only its own type.
 
+A metadata field named like a column (``source``, ``language``) is reached as ``meta.source``.
+A range is a mapping of comparisons to numbers (``{"year": {">=": 1990, "<": 2000}}``; the
+command line writes ``year>=1990``) and matches numeric fields only.
+
 Example:
     >>> path_match("docs/*.txt", "docs/sub/a.txt"), path_match("docs/**/*.txt", "docs/sub/a.txt")
     (False, True)
@@ -44,6 +48,11 @@ def where_clause(filters: Mapping[str, Any]) -> tuple[str, list[Any]]:
         key = text_only(str(key))  # lone surrogates (undecodable argv bytes) match nothing
         alternatives = []
         for value in choices:
+            if isinstance(value, Mapping):
+                sql, parameters = _range(key, value)
+                alternatives.append(sql)
+                values.extend(parameters)
+                continue
             if value is not None and not isinstance(value, str | int | float):
                 raise RagkitError(
                     f"filter {key!r}: match a string or a number, not {type(value).__name__}"
@@ -56,12 +65,53 @@ def where_clause(filters: Mapping[str, Any]) -> tuple[str, list[Any]]:
     return " AND ".join(clauses) or "1", values
 
 
+COMPARISONS = {">": ">", ">=": ">=", "<": "<", "<=": "<="}
+METADATA_PREFIX = "meta."
+
+
+def metadata_key(key: str) -> str | None:
+    """The metadata field a filter key names, or None for a column (``language``, ``source``).
+
+    Example:
+        >>> metadata_key("year"), metadata_key("source"), metadata_key("meta.source")
+        ('year', None, 'source')
+    """
+    if key in ("language", "source"):
+        return None
+    return key.removeprefix(METADATA_PREFIX)
+
+
+def _range(key: str, bounds: Mapping[str, Any]) -> tuple[str, list[Any]]:
+    """A numeric metadata field within ``bounds`` (comparison → number)."""
+    field = metadata_key(key)
+    conditions, parameters = [], []
+    for operator, bound in bounds.items():
+        if operator not in COMPARISONS or isinstance(bound, bool):
+            raise RagkitError(
+                f"filter {key!r}: a range compares with {', '.join(COMPARISONS)}, not {operator!r}"
+            )
+        if not isinstance(bound, int | float):
+            if not isinstance(bound, str) or not _NUMBER.fullmatch(bound):
+                raise RagkitError(f"filter {key}{operator}{bound}: a range bound is a number")
+            bound = float(bound)
+        conditions.append(f"m.value {COMPARISONS[operator]} ?")
+        parameters.append(bound)
+    if field is None or not conditions:
+        raise RagkitError(f"filter {key!r}: ranges apply to numeric metadata fields")
+    sql = (
+        "EXISTS (SELECT 1 FROM json_each(d.metadata) m WHERE m.key = ? AND "
+        f"m.type IN ('integer', 'real') AND {' AND '.join(conditions)})"
+    )
+    return sql, [field, *parameters]
+
+
 def _match(key: str, value: Scalar) -> tuple[str, list[Any]]:
     """One ``key = value`` condition and its parameters."""
     if key == "language":
         return "d.language = ?", [value]
     if key == "source":
         return "(d.source GLOB ? AND path_match(?, d.source))", [_sql_glob(value), value]
+    key = key.removeprefix(METADATA_PREFIX)
     kinds, parameters = _value_kinds(value)
     condition = " OR ".join(kinds)
     return (
@@ -127,3 +177,14 @@ def path_match(pattern: str, path: str) -> bool:
     ``**`` across segments; a relative pattern matches the path's last segments, an absolute
     one all of it); registered in SQLite as ``path_match``."""
     return _glob_regex(pattern).fullmatch(path) is not None
+
+
+def unknown_keys(filters: Mapping[str, Any], known: set[str]) -> list[str]:
+    """Filter keys naming a metadata field that no document has (``known``: the fields
+    documents have).
+
+    Example:
+        >>> unknown_keys({"language": "ar", "yaer": 2020, "meta.year": 1}, {"year"})
+        ['yaer']
+    """
+    return [key for key in filters if (field := metadata_key(key)) and field not in known]

@@ -50,7 +50,7 @@ from ragkit.normalize.detect import LanguageGuess
 from ragkit.search import dense
 from ragkit.search.sparse import SparseIndex
 from ragkit.store.damage import damaged, names_damage
-from ragkit.store.filters import where_clause
+from ragkit.store.filters import unknown_keys, where_clause
 from ragkit.store.lock import WriteLock, if_unlocked
 from ragkit.store.manifest import MANIFEST_NAME, write_manifest
 from ragkit.store.schema import DB_NAME, connect, create_tables, migrate
@@ -448,7 +448,18 @@ class Store:
             f"SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {where}",
             values,
         )
-        return np.fromiter((r[0] for r in rows), dtype=np.int64)
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64)
+        if not len(ids):  # nothing matched: a mistyped key should say so, not return nothing
+            fields = self.db.execute(
+                "SELECT DISTINCT m.key FROM documents d, json_each(d.metadata) m"
+            )
+            known = {str(field) for (field,) in fields}
+            if unknown := unknown_keys(filters, known):
+                raise RagkitError(
+                    f"filter {', '.join(map(repr, unknown))}: no document has that metadata "
+                    f"field; filter on language, source or {', '.join(sorted(known)) or '(none)'}"
+                )
+        return ids
 
     @names_damage
     def chunks_by_id(self, ids: Iterable[int]) -> dict[int, StoredChunk]:

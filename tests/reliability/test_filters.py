@@ -19,6 +19,7 @@ RECORDS = [
     ("y2020", {"year": 2020}),
     ("y2021", {"year": "2021"}),
     ("quoted", {'say "hi"': "yes", "draft": True}),
+    ("press", {"source": "press", "year": 1999.5}),
 ]
 
 
@@ -48,8 +49,28 @@ def test_metadata_values_match_by_type_and_repeated_keys_mean_any(built) -> None
     assert _ids(index, year=["2019", "2021"]) == {"y2019", "y2021"}
     assert _ids(index, **{'say "hi"': "yes"}) == {"quoted"}
     assert _ids(index, draft="true") == _ids(index, draft=True) == {"quoted"}
-    with pytest.raises(RagkitError, match="match a string or a number, not dict"):
+    with pytest.raises(RagkitError, match="match a string or a number, not set"):
+        _ids(index, year={1})
+    with pytest.raises(RagkitError, match="a range compares with >, >=, <, <=, not 'nested'"):
         _ids(index, year={"nested": 1})
+
+
+def test_numeric_ranges_and_metadata_named_like_a_column(built) -> None:
+    index, docs = built
+    assert _ids(index, year={">=": 2000}) == {"y2019", "y2020"}  # "2021" is text, not a number
+    assert _ids(index, year={">": 1999, "<": 2020}) == {"press", "y2019"}
+    assert _ids(index, year=[{"<": 2000}, 2020]) == {"press", "y2020"}
+    assert _ids(index, **{"meta.source": "press"}) == {"press"}
+    assert _ids(index, source=f"{docs}/*.txt") == {"a.txt"}  # the column, not the field
+
+
+def test_a_key_no_document_has_is_an_error_naming_the_known_ones(built) -> None:
+    index, _ = built
+    with pytest.raises(
+        RagkitError, match=r"'yaer'.*no document has.*draft, say \"hi\", source, year"
+    ):
+        _ids(index, yaer=2020)
+    assert _ids(index, year=1000) == set()  # a known field with no match: just no hits
 
 
 def test_a_source_star_stays_in_one_folder(built) -> None:
@@ -69,7 +90,17 @@ def test_the_cli_ors_a_repeated_filter_key(built) -> None:
     index, _ = built
     command = [str(Path(sys.executable).with_name("ragkit")), "query", "river floods"]
     command += ["--index", str(index.store.folder), "--mode", "sparse", "--json"]
-    command += ["--filter", "year=2019", "--filter", "year=2021"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
-    assert {hit["document_id"] for hit in json.loads(done.stdout)} == {"y2019", "y2021"}
+    for filters, expected in (
+        (["year=2019", "year=2021"], {"y2019", "y2021"}),
+        (["year=2019,2021"], {"y2019", "y2021"}),
+        (["year>=2000", "year<1999.9"], {"y2019", "y2020", "press"}),
+        (["year>=2000", "language=en,ar"], {"y2019", "y2020"}),
+    ):
+        flags = [part for each in filters for part in ("--filter", each)]
+        done = subprocess.run(command + flags, capture_output=True, text=True, env=env, check=True)
+        assert {hit["document_id"] for hit in json.loads(done.stdout)} == expected, filters
+    wrong = subprocess.run(
+        command + ["--filter", "yaer=1"], check=False, capture_output=True, text=True, env=env
+    )
+    assert wrong.returncode == 2 and "no document has that metadata field" in wrong.stderr
