@@ -47,7 +47,7 @@ from prefect.utilities.annotations import NotSet, quote
 
 import ragkit
 from ragkit.config import Settings
-from ragkit.documents import Document, LoadOptions, LoadResult, SkippedFile
+from ragkit.documents import Document, LoadOptions, LoadResult, SkippedFile, document_key
 from ragkit.documents import discover as discover_files
 from ragkit.embed import Encoder
 from ragkit.errors import RagkitError, validation_message
@@ -309,6 +309,7 @@ def summary_markdown(
         ("documents added", report.documents_added),
         ("documents unchanged", report.documents_unchanged),
         ("documents removed", report.documents_removed),
+        ("documents renamed (moved, not embedded again)", report.documents_renamed),
         ("chunks embedded", stats.chunks_embedded),
         ("embedding batches", stats.embed_batches),
         ("files skipped", len(report.skipped)),
@@ -396,7 +397,7 @@ def serve_ingest(
     if missing:
         raise RagkitError(f"--watch {', '.join(missing)}: no such file or folder")
     parameters = {
-        "paths": [str(w.resolve()) for w in watch],
+        "paths": [document_key(w) for w in watch],  # as document keys: links kept
         "index": str(index.resolve()),
         "prune": prune,
         "model": model,

@@ -158,9 +158,10 @@ def print_ingest_report(report: IngestReport, strict: bool = False) -> None:
             "took the collection's",
             soft_wrap=True,
         )
+    renamed = f"renamed {report.documents_renamed} · " if report.documents_renamed else ""
     console.print(
         f"files seen {report.files_seen} · documents added {report.documents_added} · "
-        f"unchanged {report.documents_unchanged} · removed {report.documents_removed} · "
+        f"unchanged {report.documents_unchanged} · {renamed}removed {report.documents_removed} · "
         f"chunks added {report.chunks_added} · generation {report.generation}"
     )
     unsupported = [item for item in report.skipped if item.unsupported]

@@ -14,7 +14,7 @@ Example:
     ['heading', 'paragraph']
 """
 
-from ragkit.documents.discovery import SkippedFile, discover, display_path
+from ragkit.documents.discovery import SkippedFile, discover, display_path, document_key
 from ragkit.documents.formats import text_blocks
 from ragkit.documents.load import iter_batches, load_file, load_paths, max_file_bytes
 from ragkit.documents.options import LoadOptions
@@ -29,6 +29,7 @@ __all__ = [
     "content_hash",
     "discover",
     "display_path",
+    "document_key",
     "iter_batches",
     "load_file",
     "load_paths",

@@ -61,6 +61,21 @@ def display_path(path: str | Path) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
+def document_key(path: str | Path) -> str:
+    """The key of the file ``path`` in an index, however the path was typed: absolute and
+    normalized (``.``/``..`` and repeated ``/`` folded). Symbolic links are kept as written,
+    not resolved: a link is the name the user gave the file (and resolving would follow links
+    the discovery walk does not).
+
+    Example:
+        >>> document_key("/docs/../docs/./a.txt")
+        '/docs/a.txt'
+        >>> document_key("a.txt") == os.path.join(os.getcwd(), "a.txt")
+        True
+    """
+    return os.path.abspath(path)
+
+
 def _is_text_name(path: str | Path) -> bool:
     try:
         str(path).encode("utf-8")

@@ -19,7 +19,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ragkit.documents.discovery import SkippedFile, display_path
+from ragkit.documents.discovery import SkippedFile, display_path, document_key
 from ragkit.documents.types import Block, Document, LoadResult, content_hash
 from ragkit.errors import RagkitError
 
@@ -337,8 +337,8 @@ def jsonl_documents(data: bytes, path: Path, result: LoadResult) -> None:
         metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
         result.documents.append(
             Document(
-                key=f"{path}#{record_id}",
-                source=str(path),
+                key=f"{document_key(path)}#{record_id}",
+                source=document_key(path),
                 text=full,
                 content_hash=content_hash(line.encode("utf-8")),
                 blocks=text_blocks(full),

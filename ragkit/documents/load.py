@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from ragkit.documents.discovery import SkippedFile, discover
+from ragkit.documents.discovery import SkippedFile, discover, document_key
 from ragkit.documents.formats import (
     decode_text,
     html_text,
@@ -112,8 +112,8 @@ def load_file(path: Path, result: LoadResult, text_field: str = "text") -> None:
     title = next((text[b.start : b.end] for b in blocks if b.kind == "heading"), "")
     result.documents.append(
         Document(
-            key=str(path),
-            source=str(path),
+            key=document_key(path),
+            source=document_key(path),
             text=text,
             content_hash=content_hash(data),
             blocks=blocks,

@@ -5,8 +5,8 @@ The text of a record is one field (``.json``) or column (``.csv``, ``.tsv``): ``
 are used when present; a JSON object's ``metadata`` object is its metadata, otherwise its other
 non-empty plain fields (strings, numbers, booleans) are, as a table's other cells are.
 
-A JSON object is one document keyed by the file path; a JSON array and a table give one
-document per record, keyed ``path#id`` (``id`` or ``_id``, else the record's position from 1).
+A JSON object is one document keyed by the file's absolute path; a JSON array and a table give
+one document per record, keyed ``path#id`` (``id`` or ``_id``, else the record's position from 1).
 Records without text, with a repeated id, or that are not objects are skipped with their place.
 
 Example:
@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ragkit.documents.discovery import SkippedFile, display_path
+from ragkit.documents.discovery import SkippedFile, display_path, document_key
 from ragkit.documents.formats import decode_text, text_blocks
 from ragkit.documents.types import Document, LoadResult, content_hash
 from ragkit.errors import RagkitError
@@ -137,8 +137,8 @@ def _document(
     )
     external_id = record_id if record_id is not None else str(record.get("id", ""))
     return Document(
-        key=str(path) if record_id is None else f"{path}#{record_id}",
-        source=str(path),
+        key=document_key(path) if record_id is None else f"{document_key(path)}#{record_id}",
+        source=document_key(path),
         text=text,
         content_hash=content_hash(raw),
         blocks=text_blocks(text),

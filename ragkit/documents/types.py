@@ -34,7 +34,7 @@ class Document:
     (``profile``: the text was too short to tell, the collection's language was taken).
     """
 
-    key: str  # unique within an index: source path, plus "#id" for JSONL records
+    key: str  # unique within an index: absolute source path, plus "#id" for records
     source: str
     text: str
     content_hash: str

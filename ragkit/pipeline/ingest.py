@@ -38,6 +38,7 @@ from ragkit.documents.options import LoadOptions
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_MODEL, MINILM_NAMES, MULTILINGUAL_MODEL, choose_model
 from ragkit.errors import RagkitError
+from ragkit.pipeline.identity import StoredIdentity, plan_renames
 from ragkit.pipeline.languages import collection_profile, resolve_documents
 from ragkit.pipeline.plan import (
     check_roots_exist,
@@ -75,6 +76,7 @@ class IngestReport:
     documents_added: int = 0
     documents_unchanged: int = 0
     documents_removed: int = 0
+    documents_renamed: int = 0
     chunks_added: int = 0
     skipped: list[SkippedFile] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
@@ -94,6 +96,7 @@ class IngestReport:
             "documents_added": self.documents_added,
             "documents_unchanged": self.documents_unchanged,
             "documents_removed": self.documents_removed,
+            "documents_renamed": self.documents_renamed,
             "chunks_added": self.chunks_added,
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "seconds": self.seconds,
@@ -229,13 +232,16 @@ class Ingest:
         if prune:
             check_roots_exist(roots)
         clock = time.perf_counter()
-        loaded = self.stages.load(list(roots))
+        loaded = without_oversized(self.stages.load(list(roots)), longest)
+        duplicates = self._rename(loaded.documents, report)
         sources = self.store.document_sources()
-        loaded = without_key_collisions(without_oversized(loaded, longest), sources)
+        loaded = without_key_collisions(loaded, sources)
         report.record_loaded(loaded.documents, loaded.skipped)
         report.seconds["load"] = time.perf_counter() - clock
 
         changed, stale = self._plan(loaded.documents, list(roots), sources, prune, report)
+        stale = list(dict.fromkeys([*duplicates, *stale]))
+        report.documents_removed = len(stale)
         # Only the documents to commit: unchanged ones are already stored (and counted there).
         profile = collection_profile(self.store.languages(), changed)
         report.languages_from_collection = resolve_documents(changed, profile)
@@ -265,6 +271,21 @@ class Ingest:
         if self.encoder is not None:
             self.encoder.on_passages = None  # the encoder outlives this run (Index.encoder)
         return self._finish(report, started, stale)
+
+    def _rename(self, documents: list[Document], report: IngestReport) -> list[str]:
+        """Rename in place the stored documents that ``documents`` are moves of, or that were
+        keyed by a relative path (:func:`ragkit.pipeline.identity.plan_renames`); returns the
+        relative-key duplicates of documents stored under their absolute key (to remove)."""
+        hashes = self.store.document_hashes()
+        stored = {
+            key: StoredIdentity(source, hashes[key])
+            for key, source in self.store.document_sources().items()
+        }
+        plan = plan_renames(documents, stored)
+        report.documents_renamed = self.store.rename_documents(plan.renames)
+        for old, (new, _) in plan.renames.items():
+            log.info("renamed %s -> %s (content kept, not embedded again)", old, new)
+        return plan.duplicates
 
     def _plan(
         self,

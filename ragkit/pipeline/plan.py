@@ -1,6 +1,6 @@
 """Planning an ingest: which loaded documents may be stored, and which stored ones are gone.
 
-A document's key (its path as typed, plus ``#id`` for a JSONL record) names it in the index, so
+A document's key (its absolute path, plus ``#id`` for a record) names it in the index, so
 two documents with one key cannot both be stored: :func:`without_key_collisions` keeps the
 first and reports the others. Chunking and embedding cost grows with a document's length, so
 documents longer than :func:`max_document_chars` are reported instead (:func:`without_oversized`). ``--prune`` removes only what is positively gone
@@ -22,7 +22,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ragkit.documents import Document, LoadResult, SkippedFile, display_path
+from ragkit.documents import Document, LoadResult, SkippedFile, display_path, document_key
 from ragkit.errors import RagkitError
 
 DEFAULT_MAX_DOCUMENT_CHARS = 4_000_000
@@ -112,19 +112,21 @@ def stale_keys(
     """Keys of stored documents (``sources``: key → file) that are positively gone: their file
     lies under one of ``roots`` and this ingest did not find them, although neither the file
     nor a folder above it was passed over for a read error. A JSONL file with lines that did
-    not parse keeps all its records (a bad line may hold any of them).
+    not parse keeps all its records (a bad line may hold any of them). Paths are compared
+    absolute (:func:`~ragkit.documents.discovery.document_key`): roots and skipped paths as
+    typed, and sources stored relative by earlier versions, against the current folder.
 
     Example:
-        >>> gone = SkippedFile("docs/locked", "cannot list folder (Permission denied)")
-        >>> sources = {"docs/a.txt": "docs/a.txt", "docs/locked/b.txt": "docs/locked/b.txt"}
-        >>> stale_keys([], [Path("docs")], sources, [gone])
-        ['docs/a.txt']
+        >>> gone = SkippedFile("/docs/locked", "cannot list folder (Permission denied)")
+        >>> sources = {"/docs/a.txt": "/docs/a.txt", "/docs/locked/b.txt": "/docs/locked/b.txt"}
+        >>> stale_keys([], [Path("/docs/../docs")], sources, [gone])
+        ['/docs/a.txt']
     """
     present = {d.key for d in documents}
-    within_roots = {Path(r).parts for r in roots}
-    unread = {Path(s.path).parts for s in skipped}
+    within_roots = {_parts(r) for r in roots}
+    unread = {_parts(s.path) for s in skipped}
     unread |= {
-        Path(jsonl).parts
+        _parts(jsonl)
         for jsonl, _, line in (s.path.rpartition(":") for s in skipped)
         if line.isdigit()
     }
@@ -132,15 +134,26 @@ def stale_keys(
         key
         for key, source in sources.items()
         if key not in present
-        and _below_any(Path(source), within_roots)
-        and not _below_any(Path(source), unread)
+        and _below_any(_parts(source), within_roots)
+        and not _below_any(_parts(source), unread)
     ]
 
 
-def _below_any(path: Path, folders: set[tuple[str, ...]]) -> bool:
-    """Whether ``path`` is one of ``folders`` (as path parts) or lies below one, compared as
-    typed: ``./a.txt`` is ``a.txt`` and a ``..`` never lies below a folder."""
-    parts = path.parts
-    return any(
-        parts[:depth] in folders and ".." not in parts[depth:] for depth in range(len(parts) + 1)
-    )
+def _parts(path: str | Path) -> tuple[str, ...]:
+    """The parts of ``path``'s document key (absolute, normalized).
+
+    Example:
+        >>> _parts("/docs/./sub/../a.txt")
+        ('/', 'docs', 'a.txt')
+    """
+    return Path(document_key(path)).parts
+
+
+def _below_any(parts: tuple[str, ...], folders: set[tuple[str, ...]]) -> bool:
+    """Whether the path of ``parts`` is one of ``folders`` (as parts) or lies below one.
+
+    Example:
+        >>> _below_any(("/", "docs", "a.txt"), {("/", "docs")})
+        True
+    """
+    return any(parts[:depth] in folders for depth in range(len(parts) + 1))

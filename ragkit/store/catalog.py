@@ -8,7 +8,8 @@ generation, as atomic as an ingest.
 
 A pattern matches a document when it equals the document's key or source (a JSONL file's
 path selects all its records) or, holding ``*``, ``?`` or ``[``, matches either as a glob
-(``*`` crosses ``/``).
+(``*`` crosses ``/``). Keys are absolute paths, so a relative pattern is also tried against
+the current folder (:func:`patterns_for`): ``docs/a.md`` finds ``$PWD/docs/a.md``.
 
 Example:
     >>> [is_glob(p) for p in ("docs/*.md", "docs/a.md", "corpus.jsonl#r[12]")]
@@ -18,12 +19,14 @@ Example:
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, TextIO
 
 import numpy as np
 
+from ragkit.documents.discovery import document_key
 from ragkit.store.store import Store
 
 _GLOB_CHARACTERS = frozenset("*?[")
@@ -57,9 +60,26 @@ def is_glob(pattern: str) -> bool:
     return not _GLOB_CHARACTERS.isdisjoint(pattern)
 
 
-def _where(pattern: str) -> tuple[str, tuple[str, str]]:
+def patterns_for(pattern: str) -> list[str]:
+    """``pattern`` as given and, when relative, also as a path from the current folder
+    (:func:`~ragkit.documents.discovery.document_key`: absolute, ``.``/``..`` folded).
+
+    Example:
+        >>> patterns_for("/docs/a.md")
+        ['/docs/a.md']
+        >>> patterns_for("docs/../docs/a.md")[1] == os.path.join(os.getcwd(), "docs", "a.md")
+        True
+    """
+    if os.path.isabs(pattern):
+        return [pattern]
+    return [pattern, document_key(pattern)]
+
+
+def _where(pattern: str) -> tuple[str, tuple[str, ...]]:
     operator = "GLOB" if is_glob(pattern) else "="
-    return f"(d.key {operator} ? OR d.source {operator} ?)", (pattern, pattern)
+    tried = patterns_for(pattern)
+    clause = " OR ".join(f"d.key {operator} ? OR d.source {operator} ?" for _ in tried)
+    return f"({clause})", tuple(p for p in tried for _ in range(2))
 
 
 def list_documents(store: Store, pattern: str | None = None) -> list[DocumentEntry]:

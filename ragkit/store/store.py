@@ -34,7 +34,7 @@ import os
 import shutil
 import sqlite3
 import threading
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -609,3 +609,29 @@ class Store:
                 connection.close()
             self._connections.clear()
             self._local = threading.local()
+
+    @names_damage
+    def rename_documents(self, renames: Mapping[str, tuple[str, str]]) -> int:
+        """Give stored documents new keys and sources (``renames``: old key → (new key, new
+        source)) in one transaction, keeping their chunks, vectors and BM25 terms: a file that
+        was moved, or a key written before keys were absolute. Returns how many were renamed.
+
+        Example:
+            >>> store.rename_documents({"docs/a.txt": ("/home/me/docs/a.txt",  # doctest: +SKIP
+            ...                                        "/home/me/docs/a.txt")})
+            1
+        """
+        if not renames:
+            return 0
+        rows = [(key, source, old) for old, (key, source) in renames.items()]
+        with self._lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                cursor = self.db.executemany(
+                    "UPDATE documents SET key = ?, source = ? WHERE key = ?", rows
+                )
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+        return cursor.rowcount

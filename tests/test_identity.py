@@ -1,0 +1,167 @@
+"""Stable document identity (issue 21 item 1, issue 24 item 4), through the real CLI.
+
+A document's key is its absolute, normalized path (plus ``#id`` for a record), whatever the
+spelling and folder an ingest was run with; keys stored relative by earlier releases are
+migrated, and moved files are renamed in place by content hash, without embedding again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import MODEL
+
+from ragkit import Index
+from ragkit.documents import Document
+from ragkit.pipeline.identity import StoredIdentity, plan_renames
+
+RAGKIT = Path(sys.executable).with_name("ragkit")
+
+
+def _ragkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``ragkit ARGS`` run from ``cwd``; fails the test when it does not exit 0."""
+    done = subprocess.run(
+        [str(RAGKIT), *args], cwd=cwd, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def _rows(index: Path) -> dict[str, list[tuple[int, bytes]]]:
+    """Each stored document's key → its chunks' ids and vector bytes."""
+    db = sqlite3.connect(index / "ragkit.sqlite")
+    try:
+        rows: dict[str, list[tuple[int, bytes]]] = {}
+        for (key,) in db.execute("SELECT key FROM documents"):
+            rows[key] = []
+        query = (
+            "SELECT d.key, c.id, c.vector FROM chunks c JOIN documents d ON d.id = c.document_id"
+        )
+        for key, chunk_id, vector in db.execute(query + " ORDER BY c.id"):
+            rows[key].append((chunk_id, vector))
+        return rows
+    finally:
+        db.close()
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("Glaciers carve valleys.\n", encoding="utf-8")
+    (folder / "b.txt").write_text("Rivers carry sediment.\n", encoding="utf-8")
+    (folder / "records.jsonl").write_text('{"id": "r1", "text": "Steam trains."}\n')
+    return folder
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Path:
+    Index.open(tmp_path / "index", create=True, model=MODEL).close()
+    return tmp_path / "index"
+
+
+def test_every_spelling_of_a_folder_gives_one_copy(tmp_path: Path, docs: Path, index: Path) -> None:
+    for spelling in ("docs", str(docs), "docs/../docs", "./docs/"):
+        _ragkit("ingest", spelling, "--index", str(index), cwd=tmp_path)
+    assert set(_rows(index)) == {
+        str(docs / "a.txt"),
+        str(docs / "b.txt"),
+        f"{docs}/records.jsonl#r1",
+    }
+
+
+def test_prune_from_inside_the_folder_removes_a_deleted_file(
+    tmp_path: Path, docs: Path, index: Path
+) -> None:
+    _ragkit("ingest", "docs", "--index", str(index), cwd=tmp_path)
+    (docs / "b.txt").unlink()
+    done = _ragkit("ingest", ".", "--index", str(index), "--prune", cwd=docs)
+    assert "removed 1" in done.stdout
+    assert str(docs / "b.txt") not in _rows(index)
+    assert str(docs / "a.txt") in _rows(index)
+
+
+def test_same_relative_path_from_two_folders_is_two_documents(tmp_path: Path, index: Path) -> None:
+    for name, text in (("A", "Deserts are dry."), ("B", "Forests are green.")):
+        (tmp_path / name / "docs").mkdir(parents=True)
+        (tmp_path / name / "docs" / "a.txt").write_text(text, encoding="utf-8")
+        _ragkit("ingest", "docs/a.txt", "--index", str(index), cwd=tmp_path / name)
+    assert set(_rows(index)) == {str(tmp_path / "A/docs/a.txt"), str(tmp_path / "B/docs/a.txt")}
+
+
+def test_a_renamed_file_keeps_its_chunks_and_vectors(
+    tmp_path: Path, docs: Path, index: Path
+) -> None:
+    _ragkit("ingest", "docs", "--index", str(index), cwd=tmp_path)
+    before = _rows(index)
+    (docs / "a.txt").rename(docs / "moved.txt")
+    (docs / "records.jsonl").rename(docs / "trains.jsonl")
+    done = _ragkit("ingest", "docs", "--index", str(index), "--prune", cwd=tmp_path)
+    assert "documents added 0" in done.stdout and "renamed 2" in done.stdout, done.stdout
+    after = _rows(index)
+    assert after[str(docs / "moved.txt")] == before[str(docs / "a.txt")]
+    assert after[f"{docs}/trains.jsonl#r1"] == before[f"{docs}/records.jsonl#r1"]
+    assert len(after) == 3
+
+
+def test_ls_and_rm_take_the_path_as_typed(tmp_path: Path, docs: Path, index: Path) -> None:
+    _ragkit("ingest", "docs", "--index", str(index), cwd=tmp_path)
+    listed = _ragkit("ls", "--index", str(index), "--glob", "a.txt", cwd=docs)
+    assert "1 documents" in listed.stdout
+    _ragkit("rm", "--index", str(index), "docs/a.txt", cwd=tmp_path)
+    _ragkit("rm", "--index", str(index), str(docs / "b.txt"), cwd=tmp_path)
+    _ragkit("rm", "--index", str(index), "../docs/records.jsonl", cwd=docs)
+    assert _rows(index) == {}
+
+
+def _relative_keys(index: Path, folder: Path) -> None:
+    """Rewrite keys and sources relative to ``folder``, as releases before absolute keys
+    stored them for an ingest run from that folder."""
+    db = sqlite3.connect(index / "ragkit.sqlite")
+    prefix = f"{folder}/"
+    with db:
+        db.execute(
+            "UPDATE documents SET key = substr(key, ?), source = substr(source, ?)",
+            (len(prefix) + 1, len(prefix) + 1),
+        )
+    db.close()
+
+
+def test_an_index_with_relative_keys_is_migrated_without_embedding(
+    tmp_path: Path, docs: Path, index: Path
+) -> None:
+    _ragkit("ingest", "docs", "--index", str(index), cwd=tmp_path)
+    _relative_keys(index, tmp_path)
+    old = _rows(index)
+    assert set(old) == {"docs/a.txt", "docs/b.txt", "docs/records.jsonl#r1"}
+    done = _ragkit("ingest", "docs", "--index", str(index), cwd=tmp_path)
+    assert "documents added 0" in done.stdout and "renamed 3" in done.stdout, done.stdout
+    new = _rows(index)
+    assert new == {str(tmp_path / key): chunks for key, chunks in old.items()}
+
+
+def test_a_relative_duplicate_of_an_absolute_key_is_removed(
+    tmp_path: Path, docs: Path, index: Path
+) -> None:
+    _ragkit("ingest", "docs/a.txt", "--index", str(index), cwd=tmp_path)
+    _relative_keys(index, tmp_path)  # "docs/a.txt", as the CLI stored it
+    (docs / "a.txt").write_text("Glaciers carve deep valleys.\n", encoding="utf-8")
+    # Run from elsewhere, the relative key is not claimed: the file is stored a second time
+    # under its absolute key, as mixing a flow (absolute paths) and the CLI used to do.
+    _ragkit("ingest", str(docs / "a.txt"), "--index", str(index), cwd=docs)
+    assert set(_rows(index)) == {"docs/a.txt", str(docs / "a.txt")}
+    _ragkit("ingest", "docs/a.txt", "--index", str(index), cwd=tmp_path)
+    assert set(_rows(index)) == {str(docs / "a.txt")}
+
+
+def test_a_stored_file_still_present_is_not_taken_by_a_copy(tmp_path: Path) -> None:
+    copy = Document("/x/copy.txt", "/x/copy.txt", "Same text.", "h", [])
+    stored = {"/x/a.txt": StoredIdentity("/x/a.txt", "h")}
+    assert plan_renames([copy], stored, exists=lambda path: True).renames == {}
+    assert plan_renames([copy], stored, exists=lambda path: False).renames == {
+        "/x/a.txt": ("/x/copy.txt", "/x/copy.txt")
+    }
