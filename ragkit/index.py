@@ -27,7 +27,7 @@ from ragkit.config import (
     Settings,
     read_settings_file,
 )
-from ragkit.documents import LoadOptions
+from ragkit.documents import LoadOptions, document_key
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_DIMENSION, AUTO_MODEL, MINILM_NAMES
 from ragkit.errors import RagkitError, validation_message
@@ -339,12 +339,22 @@ class Index:
         return matching_key(text, language, self.settings)
 
     def chunking(self, key: str) -> ChunkingRecord:
-        """The chunking record of the document ``key``: the chosen chunker and, for adaptive
-        chunking, every candidate's metric scores."""
-        record = self.store.chunking(key)
+        """The chunking record of the document ``key`` (its stored key, or its path as typed
+        here): the chosen chunker and, for adaptive chunking, every candidate's metric scores."""
+        record = self.store.chunking(self.stored_key(key))
         if record is None:
-            raise RagkitError(f"{self.store.folder}: no document {key!r} (keys are file paths)")
+            raise RagkitError(
+                f"{self.store.folder}: no document {key!r} (keys are absolute file paths, plus "
+                "'#id' for records; `ragkit ls` lists them)"
+            )
         return record
+
+    def stored_key(self, key: str) -> str:
+        """``key`` as the index stores it: as given when a document has it, else the absolute
+        form of a path typed relative to the current folder (:func:`document_key`)."""
+        if self.store.chunking(key) is not None:
+            return key
+        return document_key(key)
 
     @one_generation
     def search(

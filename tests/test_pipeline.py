@@ -4,6 +4,7 @@ the index (real SQLite, FAISS and the bundled encoder)."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -123,8 +124,11 @@ def test_cli_chunker_options_and_info(tmp_path: Path, long_doc: Path) -> None:
     result = runner.invoke(app, ["info", "--index", folder, "--document", key])
     assert result.exit_code == 0, result.output
     assert "structure" in result.output and "chosen" in result.output
+    relative = os.path.relpath(key)  # the path as typed from here finds the same document
+    result = runner.invoke(app, ["info", "--index", folder, "--document", relative])
+    assert result.exit_code == 0 and "structure" in result.output, result.output
     result = runner.invoke(app, ["info", "--index", folder, "--document", "nope"])
-    assert result.exit_code == 2
+    assert result.exit_code == 2 and "ragkit ls" in result.output
     bad = ["ingest", str(long_doc), "--index", str(tmp_path / "x"), "--chunker", "nope"]
     result = runner.invoke(app, bad)
     assert result.exit_code == 2 and "--chunker" in result.output

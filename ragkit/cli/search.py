@@ -144,7 +144,10 @@ def check_rerank_languages(opened: Index, lang: str | None) -> None:
 def info(
     index: Path = typer.Option(..., "--index", help="Index folder."),
     document: str | None = typer.Option(
-        None, "--document", help="Show how this document (its key: the file path) was chunked."
+        None,
+        "--document",
+        help="Show how this document (its path, relative or absolute; FILE#ID for a record) "
+        "was chunked and which language it was given.",
     ),
     config: Path | None = CONFIG,
 ) -> None:
@@ -157,6 +160,7 @@ def info(
         if document is not None:
             from ragkit.cli.chunk import print_chunking
 
+            document = opened.stored_key(document)
             decision = opened.store.language_decision(document)
             if decision is not None:
                 console.print(
