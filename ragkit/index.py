@@ -44,6 +44,7 @@ from ragkit.pipeline.languages import query_languages
 from ragkit.pipeline.reanalyze import ReanalyzeReport, reanalyze
 from ragkit.pipeline.stages import embeds_normalized
 from ragkit.search.fusion import SEARCH_MODES, FusionMethod, Ranking, SearchMode, fuse
+from ragkit.search.query import check_query
 from ragkit.store import DB_NAME, IndexExistsError, Store
 from ragkit.store.catalog import (
     EXPORT_FORMATS,
@@ -383,6 +384,7 @@ class Index:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise RagkitError(f"k={k!r}: ask for at least one hit (a whole number ≥ 1)")
         self._follow_model()
+        check_query(query)
         if rerank:
             depth = max(k, self.settings.rerank_depth)
             candidates = self.search(query, depth, mode, filters, fusion, language=language)

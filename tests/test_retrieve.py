@@ -119,6 +119,9 @@ def test_modes_and_filters(index: Index):
     assert index.search("water", k=5, filters={"language": "xx"}) == []
     with pytest.raises(RagkitError, match="search mode"):
         index.search("water", mode="fuzzy")  # type: ignore[arg-type]
+    for empty in ("", "  ?! "):  # no words: refused, not ten arbitrary neighbours
+        with pytest.raises(RagkitError, match="empty query"):
+            index.search(empty)
 
 
 def test_hybrid_fusion_follows_the_fusion_setting(index: Index) -> None:

@@ -37,16 +37,3 @@ def check_language(code: str, option: str = "--lang") -> None:
             f"{option} {code!r}: not a language ragkit knows; use an ISO 639 code such as "
             "en, ar, fa, ur, ckb, am, ti"
         )
-
-
-def check_query(text: str) -> None:
-    """Refuse a query without words (empty, or only spaces and punctuation).
-
-    Example:
-        >>> check_query("  ?! ")
-        Traceback (most recent call last):
-        ...
-        ragkit.errors.RagkitError: empty query: give words to search for
-    """
-    if not any(character.isalnum() for character in text):
-        raise RagkitError("empty query: give words to search for")

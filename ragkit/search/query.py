@@ -1,0 +1,23 @@
+"""What a query must hold before it is searched: at least one letter or digit.
+
+Example:
+    >>> check_query("boiling point")
+"""
+
+from __future__ import annotations
+
+from ragkit.errors import RagkitError
+
+
+def check_query(text: str) -> None:
+    """Refuse a query without words (empty, or only spaces and punctuation): it would match
+    nothing in BM25 and an arbitrary neighbour in the dense index.
+
+    Example:
+        >>> check_query("  ?! ")
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.RagkitError: empty query: give words to search for
+    """
+    if not any(character.isalnum() for character in text):
+        raise RagkitError("empty query: give words to search for")
