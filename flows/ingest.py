@@ -373,7 +373,7 @@ def serve_ingest(
 ) -> None:
     """Register a deployment of :func:`ingest_flow` that re-ingests ``watch`` into ``index``
     on ``cron``, and serve it until interrupted (``ragkit flows serve``). ``files``: the
-    flow's ``include``, ``exclude`` and ``text_field`` parameters.
+    flow's ``include``, ``exclude``, ``text_field`` and new-index ``settings`` parameters.
 
     Schedules live on a Prefect server: ``prefect server start`` and ``PREFECT_API_URL``.
     """

@@ -12,6 +12,7 @@ import pytest
 from conftest import MODEL
 from typer.testing import CliRunner
 
+from ragkit import Index
 from ragkit.cli import app
 from ragkit.errors import RagkitError
 
@@ -194,9 +195,12 @@ def test_cli_flows_run_ingest(tmp_path: Path, corpus: Path) -> None:
     (corpus / "bad.txt").write_bytes(b"\xff\xfe\xfa not utf8 \x00\x00")
     folder = str(tmp_path / "index")
     args = ["flows", "run", "ingest", str(corpus), "--index", folder, "--model", MODEL]
-    result = CliRunner().invoke(app, args)
+    chunking = ["--chunker", "fixed", "--chunk-tokens", "64"]
+    result = CliRunner().invoke(app, [*args, *chunking])
     assert result.exit_code == 1, result.output  # like `ragkit ingest`: one file skipped
     assert "documents added 5" in result.output and "bad.txt" in result.output
+    settings = Index.open(folder).settings  # the chunking options shape the new index
+    assert (settings.chunker, settings.chunk_tokens) == ("fixed", 64)
     result = CliRunner().invoke(app, [*args, "--runner", "spark"])
     assert result.exit_code == 2 and "--runner 'spark'" in result.output
 

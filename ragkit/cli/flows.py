@@ -17,7 +17,17 @@ from pathlib import Path
 import typer
 
 from ragkit.cli.help import ReadableGroup
-from ragkit.cli.ingest import EXCLUDE, INCLUDE, STRICT, TEXT_FIELD
+from ragkit.cli.ingest import (
+    CHUNK_TOKENS,
+    CHUNK_WEIGHTS,
+    CHUNKER,
+    EXCLUDE,
+    INCLUDE,
+    NORMALIZATION,
+    STRICT,
+    TEXT_FIELD,
+    new_index_settings,
+)
 from ragkit.cli.output import fail, print_eval_reports, print_ingest_report
 from ragkit.errors import RagkitError
 
@@ -44,6 +54,10 @@ def run_ingest(
     workers: int | None = typer.Option(
         None, "--workers", min=1, help="Threads (local) or LocalCluster workers (dask, 2)."
     ),
+    normalization: str | None = NORMALIZATION,
+    chunker: str | None = CHUNKER,
+    chunk_tokens: int | None = CHUNK_TOKENS,
+    chunk_weights: str | None = CHUNK_WEIGHTS,
     include: list[str] = INCLUDE,
     exclude: list[str] = EXCLUDE,
     text_field: str = TEXT_FIELD,
@@ -61,6 +75,7 @@ def run_ingest(
             workers=workers,
             prune=prune,
             model=model,
+            settings=new_index_settings(normalization, chunker, chunk_tokens, chunk_weights),
             include=include,
             exclude=exclude,
             text_field=text_field,
@@ -102,6 +117,10 @@ def serve(
     name: str | None = typer.Option(None, "--name", help="Deployment name (default: index name)."),
     model: str | None = typer.Option(None, "--model", help="Embedding model for a new index."),
     prune: bool = typer.Option(True, "--prune/--no-prune", help="Drop documents of gone files."),
+    normalization: str | None = NORMALIZATION,
+    chunker: str | None = CHUNKER,
+    chunk_tokens: int | None = CHUNK_TOKENS,
+    chunk_weights: str | None = CHUNK_WEIGHTS,
     include: list[str] = INCLUDE,
     exclude: list[str] = EXCLUDE,
     text_field: str = TEXT_FIELD,
@@ -112,7 +131,12 @@ def serve(
     try:
         from flows.ingest import serve_ingest
 
-        files = {"include": include, "exclude": exclude, "text_field": text_field}
+        files = {
+            "include": include,
+            "exclude": exclude,
+            "text_field": text_field,
+            "settings": new_index_settings(normalization, chunker, chunk_tokens, chunk_weights),
+        }
         serve_ingest(index, watch, cron, name, model, prune, files)
     except RagkitError as error:
         fail(error)

@@ -49,6 +49,48 @@ INGEST_STAGES = {
 STRICT = typer.Option(
     False, "--strict", help="Exit 1 for unsupported file types too, not only failed ones."
 )
+NORMALIZATION = typer.Option(
+    None,
+    "--normalization",
+    help="For a new index: auto (default: Arabic-script text embedded normalized, other "
+    "text as written; matching keys always normalized) | post-inference (match keys only) "
+    "| pre-index | off.",
+)
+CHUNKER = typer.Option(
+    None,
+    "--chunker",
+    help="For a new index: adaptive (default) | fixed | sentence | recursive | structure | "
+    "semantic.",
+)
+CHUNK_TOKENS = typer.Option(
+    None, "--chunk-tokens", min=8, help="For a new index: token budget per chunk (256)."
+)
+CHUNK_WEIGHTS = typer.Option(
+    None, "--chunk-weights", help="For a new index: adaptive metric weights, e.g. SC=1,BI=2."
+)
+
+
+def new_index_settings(
+    normalization: str | None,
+    chunker: str | None,
+    chunk_tokens: int | None,
+    chunk_weights: str | None,
+) -> dict[str, Any]:
+    """The settings a new index takes from the ingest options that were given.
+
+    Example:
+        >>> new_index_settings(None, "fixed", 128, "SC=1,BI=2")
+        {'chunker': 'fixed', 'chunk_tokens': 128, 'chunk_weights': {'SC': 1.0, 'BI': 2.0}}
+    """
+    from ragkit.cli.chunk import parse_weights
+
+    options = {
+        "normalization": normalization,
+        "chunker": chunker,
+        "chunk_tokens": chunk_tokens,
+        "chunk_weights": parse_weights(chunk_weights),
+    }
+    return {name: value for name, value in options.items() if value is not None}
 
 
 def ingest(
@@ -56,25 +98,10 @@ def ingest(
     index: Path = typer.Option(..., "--index", help="Index folder (created if missing)."),
     model: str | None = typer.Option(None, "--model", help="Embedding model for a new index."),
     prune: bool = typer.Option(False, "--prune", help="Remove documents whose files are gone."),
-    normalization: str | None = typer.Option(
-        None,
-        "--normalization",
-        help="For a new index: auto (default: Arabic-script text embedded normalized, other "
-        "text as written; matching keys always normalized) | post-inference (match keys only) "
-        "| pre-index | off.",
-    ),
-    chunker: str | None = typer.Option(
-        None,
-        "--chunker",
-        help="For a new index: adaptive (default) | fixed | sentence | recursive | structure | "
-        "semantic.",
-    ),
-    chunk_tokens: int | None = typer.Option(
-        None, "--chunk-tokens", min=8, help="For a new index: token budget per chunk (256)."
-    ),
-    chunk_weights: str | None = typer.Option(
-        None, "--chunk-weights", help="For a new index: adaptive metric weights, e.g. SC=1,BI=2."
-    ),
+    normalization: str | None = NORMALIZATION,
+    chunker: str | None = CHUNKER,
+    chunk_tokens: int | None = CHUNK_TOKENS,
+    chunk_weights: str | None = CHUNK_WEIGHTS,
     wait: bool = typer.Option(
         True, "--wait/--no-wait", help="When another writer holds the index: wait, or fail."
     ),
@@ -88,7 +115,6 @@ def ingest(
     load (unsupported file types are listed, and fail the run only with --strict)."""
     from pydantic import ValidationError
 
-    from ragkit.cli.chunk import parse_weights
     from ragkit.index import Index
 
     try:
@@ -97,13 +123,7 @@ def ingest(
                 f"{', '.join(map(str, paths))}: no such file or folder; nothing ingested and "
                 f"no index created or changed at {index}"
             )
-        options = {
-            "normalization": normalization,
-            "chunker": chunker,
-            "chunk_tokens": chunk_tokens,
-            "chunk_weights": parse_weights(chunk_weights),
-        }
-        chosen: dict[str, Any] = {k: v for k, v in options.items() if v is not None}
+        chosen = new_index_settings(normalization, chunker, chunk_tokens, chunk_weights)
         try:
             opened = Index.open(index, create=True, model=model, config=config, **chosen)
         except ValidationError as error:
