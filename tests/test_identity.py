@@ -7,6 +7,7 @@ migrated, and moved files are renamed in place by content hash, without embeddin
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -14,10 +15,14 @@ from pathlib import Path
 
 import pytest
 from conftest import MODEL
+from typer.testing import CliRunner
 
 from ragkit import Index
+from ragkit.cli import app
 from ragkit.documents import Document
 from ragkit.pipeline.identity import StoredIdentity, plan_renames
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 RAGKIT = Path(sys.executable).with_name("ragkit")
 
@@ -165,3 +170,32 @@ def test_a_stored_file_still_present_is_not_taken_by_a_copy(tmp_path: Path) -> N
     assert plan_renames([copy], stored, exists=lambda path: False).renames == {
         "/x/a.txt": ("/x/copy.txt", "/x/copy.txt")
     }
+
+
+def test_an_index_built_by_an_earlier_release_opens_and_migrates_without_loss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tests/fixtures/index-9e84a64: relative keys, no exact_terms or orthography setting."""
+    shutil.copytree(FIXTURES / "index-9e84a64", tmp_path / "release", ignore=_readme)
+    monkeypatch.chdir(tmp_path / "release")
+    index = Index.open("old-index")
+    assert (index.settings.exact_terms, index.settings.orthography) == ("off", "standard")
+    assert index.search("boiling water", k=1, mode="sparse")[0].document_id == "docs/water.md"
+    assert index.search("sleeping cats", k=1, mode="dense")[0].source == "docs/sub/cats.txt"
+    vectors = dict(index.store.db.execute("SELECT text, vector FROM chunks"))
+
+    report = index.ingest(["docs"])  # the same folder, typed as it was then
+    assert (report.documents_added, report.documents_renamed) == (0, 3)
+    keys = {key for (key,) in index.store.db.execute("SELECT key FROM documents")}
+    assert keys == {
+        str(tmp_path / "release" / "docs" / name)
+        for name in ("water.md", "sub/cats.txt", "records.jsonl#r1")
+    }
+    assert dict(index.store.db.execute("SELECT text, vector FROM chunks")) == vectors
+    assert index.search("steam trains", k=1)[0].document_id == "r1"
+    result = CliRunner().invoke(app, ["doctor", "--index", "old-index"])
+    assert result.exit_code == 0, result.output
+
+
+def _readme(folder: str, names: list[str]) -> list[str]:
+    return [name for name in names if name == "README.md"]
