@@ -85,8 +85,10 @@ def test_cli_ingest_of_hostile_corpus_keeps_committed_data(
     for mode in ("dense", "sparse", "hybrid"):  # undecodable argv bytes arrive as surrogates
         assert reopened.search(os.fsdecode(b"deep text \xff"), k=3, mode=mode)
     odd_filter = {os.fsdecode(b"k\xff"): os.fsdecode(b"\xff"), "source": os.fsdecode(b"\xff*")}
-    assert reopened.search("deep text", k=3, filters=odd_filter) == []
-    with pytest.raises(RagkitError, match="match a string or a number, not dict"):
+    with pytest.raises(RagkitError, match=r"'k\\udcff': no document has that metadata field"):
+        reopened.search("deep text", k=3, filters=odd_filter)  # a clear error, not a crash
+    assert reopened.search("deep text", k=3, filters={"source": odd_filter["source"]}) == []
+    with pytest.raises(RagkitError, match="a range compares with >, >=, <, <=, not 'nested'"):
         reopened.search("deep text", k=3, filters={"k": {"nested": 1}})
     reopened.close()
 
