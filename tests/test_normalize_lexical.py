@@ -163,24 +163,63 @@ def test_retrain_on_shared_data_beats_mfr(tmp_path: Path) -> None:
     pytest.importorskip("sklearn", reason="training needs scikit-learn")
     report = train_lexical(DATA / "train.norm", DATA / "dev.norm", tmp_path / "m.json.gz", trees=60)
     assert report.leave_as_is.err == 0.0
-    assert report.dev.err > report.most_frequent.err > 0.3
+    assert report.dev.overall.err > report.most_frequent.err > 0.3
+    assert report.held.overall.err > report.held_most_frequent.err
+    assert sum(s.tp for s in report.dev.by_change.values()) == report.dev.overall.tp
     loaded = LexicalNormalizer.load(path=tmp_path / "m.json.gz")
-    assert loaded.margin == report.margin
+    assert (loaded.margin, loaded.keep_bias) == (report.margin, report.keep_bias)
+
+
+def _prefers(feature: str) -> TreeEnsemble:
+    """A one-split ranker: log-odds +1 for candidates with ``feature`` above 0.5, else −1."""
+    node = FEATURE_NAMES.index(feature)
+    split = Tree([node, -1, -1], [0.5, 0.0, 0.0], [1, -1, -1], [2, -1, -1], [0.0, -1.0, 1.0])
+    return TreeEnsemble(0.0, 1.0, FEATURE_NAMES, [split])
 
 
 def test_step_merge_points_over_both_tokens() -> None:
     resources = Resources.build([("my", "my")], {"screenshot": 4.0, "my": 7.0, "here": 6.0})
-    merge = FEATURE_NAMES.index("from_merge")
-    prefers_merges = TreeEnsemble(
-        0.0,
-        1.0,
-        FEATURE_NAMES,
-        [Tree([merge, -1, -1], [0.5, 0.0, 0.0], [1, -1, -1], [2, -1, -1], [0.0, -1.0, 1.0])],
-    )
-    normalizer = LexicalNormalizer(resources, prefers_merges)
+    normalizer = LexicalNormalizer(resources, _prefers("from_merge"))
     assert normalizer.normalize_tokens(["my", "screen", "shot"]) == ["my", "screenshot", ""]
     text = "my screen  shot here"
     out = LexicalNormalization(normalizer)(text)
     assert out.text == "my screenshot here"
     assert out.original_span(3, 13) == (3, 15)
     assert out.original_span(14, 18) == (16, 20)
+
+
+def test_merge_candidates_join_words_and_read_the_lexicon() -> None:
+    resources = Resources.build(
+        [("fuk", "fuck")], {"preorder": 3.2, "fuck": 5.0, "pre": 4.0, "order": 5.0, "k": 4.0}
+    )
+    generator = CandidateGenerator(resources)
+    assert [c.text for c in generator.generate(["pre", "order"], 0) if c.merge] == ["preorder"]
+    assert [c.text for c in generator.generate(["fu", "k", "off"], 0) if c.merge] == ["fuck"]
+    assert not [c for c in generator.generate(["pre", "!"], 0) if c.merge]
+    assert not [c for c in generator.generate(["pre", "order"], 1) if c.merge]
+
+
+def test_split_candidates_need_two_frequent_halves() -> None:
+    vocabulary = {"sound": 5.0, "cloud": 4.5, "at": 7.0, "least": 5.5, "x": 3.5, "yz": 1.0}
+    generator = CandidateGenerator(Resources.build([], vocabulary))
+    splits = {c.text for c in generator.generate(["soundcloud", "atleast", "xyz"], 0) if c.split}
+    assert splits == {"sound cloud"}
+    assert {c.text for c in generator.generate(["atleast"], 0) if c.split} == {"at least"}
+    assert not [c for c in generator.generate(["xyz"], 0) if c.split]
+
+
+def test_keep_bias_keeps_vocabulary_words() -> None:
+    resources = Resources.build(
+        [("rt", "retweet"), ("ya", "you"), ("u", "you")], {"rt": 4.0, "ya": 4.5, "you": 7.0}
+    )
+    normalizer = LexicalNormalizer(resources, _prefers("from_lexicon"), margin=0.5)
+    line = ["rt", "@user", "ya", "know", "u"]
+    assert normalizer.normalize_tokens(line) == ["retweet", "@user", "you", "know", "you"]
+    normalizer.keep_bias = 2.0
+    assert normalizer.normalize_tokens(line) == ["rt", "@user", "ya", "know", "you"]
+
+
+def test_shipped_model_keeps_social_media_words(shipped: LexicalNormalizer) -> None:
+    assert shipped.keep_bias > 0
+    assert shipped.normalize_tokens(["rt", "@user", "ya", "know"])[:2] == ["rt", "@user"]
+    assert shipped.normalize_tokens(["rt", "@user", ":", "the", "d", "is", "silent"])[4] == "d"

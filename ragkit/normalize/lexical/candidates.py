@@ -287,12 +287,34 @@ class CandidateGenerator:
         if raw not in self._cache:
             self._cache[raw] = tuple(self._token_candidates(raw))
         found = list(self._cache[raw])
-        if position + 1 < len(tokens) and token_shape(raw) == SHAPE_WORD:
-            joined = raw + tokens[position + 1]
-            if self.resources.zipf(joined) >= self.min_split_zipf and all(
-                joined != c.text for c in found
-            ):
-                found.append(Candidate(joined, merge=True))
+        if position + 1 < len(tokens):
+            texts = {candidate.text for candidate in found}
+            found.extend(
+                Candidate(text, merge=True)
+                for text in self.merges(raw, tokens[position + 1])
+                if text not in texts
+            )
+        return found
+
+    def merges(self, left: str, right: str) -> list[str]:
+        """Words that ``left right`` written as one token could be: itself, if a frequent word,
+        and its lexicon normalizations (``fu k`` → ``fuck``); none unless both are words.
+
+        Example:
+            >>> res = Resources.build([("fuk", "fuck")], {"preorder": 3.2, "fuck": 5.0})
+            >>> gen = CandidateGenerator(res)
+            >>> gen.merges("pre", "order"), gen.merges("fu", "k"), gen.merges("pre", "!")
+            (['preorder'], ['fuck'], [])
+        """
+        if token_shape(left) != SHAPE_WORD or token_shape(right) != SHAPE_WORD:
+            return []
+        joined = left + right
+        found = [joined] if self.resources.zipf(joined) >= self.min_split_zipf else []
+        found += [
+            norm
+            for norm in self.resources.lexicon.get(joined, {})
+            if norm not in found and norm and " " not in norm
+        ]
         return found
 
     def _token_candidates(self, raw: str) -> list[Candidate]:

@@ -52,10 +52,11 @@ def model_path(language: str) -> Path:
 
 @dataclass(frozen=True)
 class TokenDecision:
-    """Candidates of one token with their scores (identity first)."""
+    """Candidates of one token with their scores (identity first); ``known``: a vocabulary word."""
 
     candidates: tuple[Candidate, ...]
     scores: tuple[float, ...]
+    known: bool = False
 
 
 @dataclass
@@ -63,13 +64,16 @@ class LexicalNormalizer:
     """Normalize tokens with lexicon/elongation/edit/split/merge candidates and a tree ranker.
 
     The best-scoring non-identity candidate replaces the token when its score beats the
-    identity's by more than ``margin`` (log-odds; tuned on development data at training time).
+    identity's by more than ``margin``, plus ``keep_bias`` when the token is itself a vocabulary
+    word (``ya``, ``rt``, ``d``); both in log-odds, tuned at training time on a part of the
+    training data the ranker did not see.
     """
 
     resources: Resources
     ranker: TreeEnsemble
     language: str = "en"
     margin: float = 0.0
+    keep_bias: float = 0.0
     report: dict[str, Any] = field(default_factory=dict)
     _generator: CandidateGenerator | None = field(default=None, repr=False)
 
@@ -117,6 +121,7 @@ class LexicalNormalizer:
             TreeEnsemble.from_dict(data["ranker"]),
             language=data["language"],
             margin=float(data["margin"]),
+            keep_bias=float(data.get("keep_bias", 0.0)),
             report=data.get("report", {}),
         )
 
@@ -128,6 +133,7 @@ class LexicalNormalizer:
             "version": MODEL_VERSION,
             "language": self.language,
             "margin": self.margin,
+            "keep_bias": self.keep_bias,
             "ranker": self.ranker.to_dict(),
             "lexicon": self.resources.lexicon,
             "vocabulary": self.resources.vocabulary,
@@ -152,19 +158,36 @@ class LexicalNormalizer:
             for i in ranked:
                 scores[i] = tuple(flat[start : start + len(candidates[i])])
                 start += len(candidates[i])
+        vocabulary = self.resources.vocabulary
         return [
-            TokenDecision(tuple(found), scores.get(i, (0.0,))) for i, found in enumerate(candidates)
+            TokenDecision(tuple(found), scores.get(i, (0.0,)), lowered[i] in vocabulary)
+            for i, found in enumerate(candidates)
         ]
 
     def normalize_tokens(self, tokens: Sequence[str], keep_case: bool = False) -> list[str]:
         """Normalized form of each token; a token merged into its left neighbour becomes ``""``."""
-        return decode(tokens, self.decisions(tokens), self.margin, keep_case)
+        return decode(tokens, self.decisions(tokens), self.margin, keep_case, self.keep_bias)
 
 
 def decode(
-    tokens: Sequence[str], decisions: Sequence[TokenDecision], margin: float, keep_case: bool
+    tokens: Sequence[str],
+    decisions: Sequence[TokenDecision],
+    margin: float,
+    keep_case: bool,
+    keep_bias: float = 0.0,
 ) -> list[str]:
-    """Pick each token's normalization from its scored candidates, left to right."""
+    """Pick each token's normalization from its scored candidates, left to right.
+
+    A candidate replaces the token when its score beats the identity's by more than
+    ``margin``, or ``margin + keep_bias`` for a vocabulary word.
+
+    Example:
+        >>> ya = (Candidate("ya", identity=True), Candidate("you"))
+        >>> decode(["ya"], [TokenDecision(ya, (0.0, 1.0))], 0.5, False)
+        ['you']
+        >>> decode(["ya"], [TokenDecision(ya, (0.0, 1.0), known=True)], 0.5, False, keep_bias=1.0)
+        ['ya']
+    """
     output: list[str] = []
     merged = False
     for token, decision in zip(tokens, decisions, strict=True):
@@ -177,7 +200,8 @@ def decode(
             continue
         best = max(range(1, len(decision.scores)), key=decision.scores.__getitem__)
         chosen = decision.candidates[best]
-        if decision.scores[best] - decision.scores[0] <= margin:
+        bias = keep_bias if decision.known else 0.0
+        if decision.scores[best] - decision.scores[0] <= margin + bias:
             output.append(token)
             continue
         merged = chosen.merge

@@ -55,6 +55,8 @@ FEATURE_NAMES: tuple[str, ...] = (
     "g_dropping",
     "spelling_variant",
     "candidate_is_changed_target",
+    "zipf_gain",
+    "raw_pair_bigram_log",
     # relative to the token's other candidates (added by candidate_rows)
     "zipf_rank",
     "zipf_gap",
@@ -85,6 +87,7 @@ def candidate_features(
     total = sum(counts.values())
     left = tokens[position - 1] if position > 0 else "<s>"
     right_position = position + (2 if candidate.merge else 1)
+    replaced = " ".join(tokens[position:right_position]) if candidate.merge else raw
     right = tokens[right_position] if right_position < len(tokens) else "</s>"
     words = text.split() or [""]
     left_count = resources.bigram(left, words[0])
@@ -119,6 +122,8 @@ def candidate_features(
         float(raw.endswith("in") and text == raw + "g"),
         float(_spelling_variant(raw, text)),
         math.log1p(resources.targets.get(text, 0)),
+        resources.zipf(text) - resources.zipf(replaced),
+        math.log1p(resources.bigram(raw, tokens[position + 1])) if candidate.merge else -1.0,
     ]
 
 
