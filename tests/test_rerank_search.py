@@ -52,7 +52,7 @@ def test_query_rerank_flag_and_missing_model(
     Index.open(folder, create=True, model=MODEL, reranker=str(model_folder)).ingest([corpus])
     result = runner.invoke(app, ["query", "water", "--index", str(folder), "--rerank", "--json"])
     assert result.exit_code == 0, result.output
-    printed = json.loads(result.output)
+    printed = json.loads(result.stdout)  # the English-only note goes to stderr
     expected = Index.open(folder).search("water", k=10, rerank=True)
     assert [(h["text"], h["start"], h["end"]) for h in printed] == [
         (h.text, h.start, h.end) for h in expected
@@ -85,7 +85,7 @@ def test_reranking_settings_apply_to_one_handle(
         ["query", "water", "--index", str(folder), "--rerank", "--rerank-weight", "1", "--json"],
     )
     assert result.exit_code == 0, result.output
-    top = json.loads(result.output)[0]
+    top = json.loads(result.stdout)[0]
     assert top["text"] == Index.open(folder).search("water", k=1)[0].text
     assert top["score"] == pytest.approx(1.0)
 
