@@ -353,7 +353,7 @@ class Index:
     def stored_key(self, key: str) -> str:
         """``key`` as the index stores it: as given when a document has it, else the absolute
         form of a path typed relative to the current folder (:func:`document_key`)."""
-        if self.store.chunking(key) is not None:
+        if self.store.language_decision(key) is not None:
             return key
         return document_key(key)
 
