@@ -6,9 +6,13 @@ import json
 from itertools import islice
 from pathlib import Path
 
+import numpy as np
 import pytest
+import torch
+from safetensors.torch import load_file
 
 from ragkit.paths import shared_data_dir
+from ragkit.rerank.backbone import Backbone
 from ragkit.rerank.config import RerankerConfig
 from ragkit.rerank.reranker import Reranker, load_model
 from ragkit.training.grpo import GRPOConfig
@@ -78,3 +82,35 @@ def test_same_seed_same_model(corpus: Path, tmp_path: Path) -> None:
     assert (tmp_path / "a" / "model.safetensors").read_bytes() == (
         tmp_path / "b" / "model.safetensors"
     ).read_bytes()
+
+
+def test_tuned_layers_train_and_ship_only_their_copy(corpus: Path, tmp_path: Path) -> None:
+    tuned = TINY.model_copy(update={"tuned_layers": 1})
+    result = train_reranker(_config(corpus, tmp_path / "t", reranker=tuned, grpo_steps=2))
+    assert len(result.rewards) == 2
+    weights = load_file(str(tmp_path / "t" / "model.safetensors"))
+    upper = {k: v for k, v in weights.items() if k.startswith("upper.")}
+    assert upper and all(v.dtype == torch.float16 for v in upper.values())
+    # the copy moved away from the backbone's own top layer: it was trained
+    backbone = Backbone(tuned.backbone)
+    original = backbone.transformer.encoder.layer[-1].state_dict()
+    moved = [
+        (upper[f"upper.layers.0.{k}"].float() - v).abs().max().item() for k, v in original.items()
+    ]
+    assert max(moved) > 1e-4
+    reranker = Reranker.load(tmp_path / "t")
+    assert reranker.config.tuned_layers == 1
+    scores = reranker.score("boundary layer", ["boundary layer flow", "tax law", "c"])
+    assert scores.shape == (3,) and np.isfinite(scores).all()
+
+
+def test_upper_layers_over_lower_states_equal_the_backbone() -> None:
+    backbone = Backbone("all-minilm-l6-v2")
+    texts = ["flutter", "boundary layer transition at high Mach numbers"]
+    states = backbone.encode(texts, 24, "passage", tuned=2)
+    assert states.lower is not None
+    with torch.no_grad():
+        again = backbone.upper_layers(2).eval()(states.lower, states.mask)
+    assert torch.allclose(again[states.mask], states.hidden[states.mask], atol=1e-4)
+    with pytest.raises(ValueError, match="tuned layers"):
+        backbone.upper_layers(7)

@@ -21,7 +21,9 @@ from ragkit.rerank.attention import AttentionConfig
 class RerankerConfig(BaseModel):
     """Shape of a :class:`~ragkit.rerank.model.GroupwiseReranker` and how it reads text.
 
-    ``doc_tokens`` / ``query_tokens``: backbone truncation budgets; ``pool_stride``: each
+    ``tuned_layers``: the backbone's top layers trained with the reranker (0 = frozen backbone;
+    see :mod:`ragkit.rerank.backbone`); ``doc_tokens`` / ``query_tokens``: backbone truncation
+    budgets; ``pool_stride``: each
     candidate's backbone states are averaged over windows of this many tokens before the
     interaction layers (128 tokens → 32 interaction tokens at 4); ``group_size``: candidates
     scored jointly (larger candidate lists are split into groups); ``levels``: relevance levels
@@ -30,6 +32,7 @@ class RerankerConfig(BaseModel):
 
     backbone: str = "all-minilm-l6-v2"
     backbone_dim: int = Field(default=384, ge=1)
+    tuned_layers: int = Field(default=0, ge=0, le=24)
     query_tokens: int = Field(default=32, ge=4, le=512)
     doc_tokens: int = Field(default=128, ge=8, le=512)
     pool_stride: int = Field(default=4, ge=1)

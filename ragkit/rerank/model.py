@@ -10,6 +10,10 @@ tokens are pooled and a head emits logits over relevance levels ``0..L-1``: the 
 (a categorical distribution GRPO samples from) and, through its mean, an **expected score** in
 [0, 1] used at inference.
 
+With ``tuned_layers`` > 0 the inputs are the backbone's states *below* its top layers, and the
+model first runs its own trained copy of those layers (:class:`~ragkit.rerank.backbone.UpperLayers`,
+passed in as ``upper``) over the query and each candidate separately.
+
 Permutation: candidates carry no slot-position embedding (a token knows its own document
 through the document's summary vector added to its tokens, and attention masks nothing
 between documents), so reordering the candidates reorders the scores and changes nothing else.
@@ -31,6 +35,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ragkit.rerank.backbone import UpperLayers
 from ragkit.rerank.config import RerankerConfig
 from ragkit.rerank.layers import InteractionLayer
 
@@ -97,9 +102,14 @@ def expected_score(logits: torch.Tensor) -> torch.Tensor:
 class GroupwiseReranker(nn.Module):
     """Interaction layers over ``[query | doc₁ | … | doc_K]`` and a per-document level head."""
 
-    def __init__(self, config: RerankerConfig) -> None:
+    def __init__(self, config: RerankerConfig, upper: UpperLayers | None = None) -> None:
         super().__init__()
+        if (upper is None) != (config.tuned_layers == 0):
+            raise ValueError(
+                f"tuned_layers={config.tuned_layers} needs exactly that many upper layers"
+            )
         self.config = config
+        self.upper = upper
         hidden = config.hidden
         self.input_norm = nn.LayerNorm(config.backbone_dim)
         self.input = nn.Linear(config.backbone_dim, hidden)
@@ -125,6 +135,13 @@ class GroupwiseReranker(nn.Module):
         features: torch.Tensor,
     ) -> torch.Tensor:
         """Level logits ``(B, K, L)`` for each candidate of each group."""
+        if self.upper is not None:
+            query = self.upper(query, query_mask)
+            batch, slots, tokens, width = docs.shape
+            flat_mask = doc_mask.reshape(batch * slots, tokens)
+            docs = self.upper(docs.reshape(batch * slots, tokens, width), flat_mask).reshape(
+                docs.shape
+            )
         docs, doc_mask = pool_tokens(docs, doc_mask, self.config.pool_stride)
         batch, slots, tokens, _ = docs.shape
         q = self.input(self.input_norm(query)) + self.kind.weight[0]

@@ -107,28 +107,44 @@ def save_model(model: GroupwiseReranker, folder: Path) -> None:
     """Write ``config.json`` and ``model.safetensors`` into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / CONFIG_FILE).write_text(model.config.model_dump_json(indent=2) + "\n")
-    state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+    state = {
+        key: (value.half() if key.startswith("upper.") else value).detach().contiguous()
+        for key, value in model.state_dict().items()
+    }
     save_file(state, str(folder / WEIGHTS_FILE))
 
 
-def load_model(folder: Path) -> GroupwiseReranker:
-    """The model saved in ``folder`` by :func:`save_model`, in eval mode; a damaged or foreign
-    config or weights file is a :class:`RagkitError` naming it."""
-    retrain = "train one with `ragkit rerank train` or use a shipped reranker"
+RETRAIN = "train one with `ragkit rerank train` or use a shipped reranker"
+
+
+def read_config(folder: Path) -> RerankerConfig:
+    """The :class:`RerankerConfig` saved in ``folder``; a damaged or foreign one is a
+    :class:`RagkitError` naming the file."""
     try:
-        config = RerankerConfig.model_validate_json((folder / CONFIG_FILE).read_text())
+        return RerankerConfig.model_validate_json((folder / CONFIG_FILE).read_text())
     except (OSError, ValueError) as error:  # pydantic's ValidationError is a ValueError
         problem = str(error).splitlines()[0]
         raise RagkitError(
-            f"{folder / CONFIG_FILE}: not a reranker config ({problem}); {retrain}"
+            f"{folder / CONFIG_FILE}: not a reranker config ({problem}); {RETRAIN}"
         ) from error
-    model = GroupwiseReranker(config)
+
+
+def load_model(folder: Path, backbone: Backbone | None = None) -> GroupwiseReranker:
+    """The model saved in ``folder`` by :func:`save_model`, in eval mode; a damaged or foreign
+    config or weights file is a :class:`RagkitError` naming it. A model that tunes backbone
+    layers takes their architecture from ``backbone`` (loaded from the config when None)."""
+    config = read_config(folder)
+    upper = None
+    if config.tuned_layers:
+        upper = (backbone or Backbone(config.backbone)).upper_layers(config.tuned_layers)
+    model = GroupwiseReranker(config, upper)
     try:
-        model.load_state_dict(load_file(str(folder / WEIGHTS_FILE)))
+        weights = load_file(str(folder / WEIGHTS_FILE))
+        model.load_state_dict({k: v.float() for k, v in weights.items()})
     except (RuntimeError, OSError, SafetensorError) as error:
         problem = str(error).splitlines()[0]
         raise RagkitError(
-            f"{folder / WEIGHTS_FILE}: not weights for this config ({problem}); {retrain}"
+            f"{folder / WEIGHTS_FILE}: not weights for this config ({problem}); {RETRAIN}"
         ) from error
     return model.eval()
 
@@ -162,7 +178,10 @@ class Reranker:
     @classmethod
     def load(cls, name_or_path: str | Path | None = None, **options: object) -> Reranker:
         """The shipped model (or a folder saved by training) with inference ``options``."""
-        return cls(load_model(resolve_model_folder(name_or_path)), **options)  # type: ignore[arg-type]
+        folder = resolve_model_folder(name_or_path)
+        config = read_config(folder)
+        backbone = Backbone(config.backbone) if config.tuned_layers else None
+        return cls(load_model(folder, backbone), backbone=backbone, **options)  # type: ignore[arg-type]
 
     @torch.inference_mode()
     def score_states(
@@ -191,9 +210,9 @@ class Reranker:
                 valid = torch.ones(1, len(members), dtype=torch.bool)
                 features = group_features(signals[members].unsqueeze(0), valid)
                 logits = self.model(
-                    query.hidden,
+                    query.tuned_input(),
                     query.mask,
-                    docs.hidden[members].unsqueeze(0),
+                    docs.tuned_input()[members].unsqueeze(0),
                     docs.mask[members].unsqueeze(0),
                     features,
                 )
@@ -214,8 +233,9 @@ class Reranker:
         if not documents:
             return np.zeros(0)
         prior = first_stage_prior(first_stage, len(documents))
-        query_states = self.backbone.encode([query], self.config.query_tokens, "query")
-        doc_states = self.backbone.encode(documents, self.config.doc_tokens, "passage")
+        tuned = self.config.tuned_layers
+        query_states = self.backbone.encode([query], self.config.query_tokens, "query", tuned)
+        doc_states = self.backbone.encode(documents, self.config.doc_tokens, "passage", tuned)
         return self.score_states(query_states, doc_states, overlaps(query, documents), prior)
 
     def rank(

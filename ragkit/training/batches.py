@@ -1,5 +1,8 @@
 """Training groups as tensors: backbone states from the state banks, features, labels.
 
+The signals always come from the frozen backbone's last states; the model's own input is the
+states below its tuned layers when it tunes any (:meth:`TokenStates.tuned_input`).
+
 Example:
     >>> soft_targets(torch.tensor([[0, 10]]), 11)[0, 1].argmax().item()
     10
@@ -77,9 +80,9 @@ def make_batch(
     )
     valid = torch.ones(signals.shape[:2], dtype=torch.bool)
     return GroupBatch(
-        query_states.hidden,
+        query_states.tuned_input(),
         query_states.mask,
-        torch.stack([d.hidden for d in doc_states]),
+        torch.stack([d.tuned_input() for d in doc_states]),
         torch.stack([d.mask for d in doc_states]),
         group_features(signals, valid),
         torch.tensor([g.labels for g in groups]),

@@ -75,6 +75,7 @@ class TrainConfig(BaseModel):
     index_root: Path | None = None  # first-stage indexes of judged sets (default output/…)
     batch_groups: int = Field(default=8, ge=1)
     learning_rate: float = Field(default=3e-4, gt=0)
+    backbone_learning_rate: float = Field(default=3e-5, gt=0)  # tuned backbone layers
     sft_epochs: int = Field(default=1, ge=0)
     listnet_weight: float = Field(default=1.0, ge=0)
     grpo_steps: int = Field(default=100, ge=0)
@@ -112,9 +113,11 @@ class Trainer:
         torch.set_num_threads(config.threads)
         shape = config.reranker
         self.backbone = Backbone(shape.backbone)
-        self.passages = StateBank(self.backbone, shape.doc_tokens, "passage")
-        self.queries = StateBank(self.backbone, shape.query_tokens, "query")
-        self.model = GroupwiseReranker(shape)
+        tuned = shape.tuned_layers
+        self.passages = StateBank(self.backbone, shape.doc_tokens, "passage", tuned)
+        self.queries = StateBank(self.backbone, shape.query_tokens, "query", tuned)
+        upper = self.backbone.upper_layers(tuned) if tuned else None
+        self.model = GroupwiseReranker(shape, upper)
         self.objective = config.objective
 
     def build_data(self) -> tuple[list[TrainingGroup], list[TrainingGroup]]:
@@ -175,6 +178,19 @@ class Trainer:
         random.Random(self.config.seed).shuffle(groups)
         return groups[: self.config.max_groups]
 
+    def optimizer(self, learning_rate: float) -> torch.optim.AdamW:
+        """AdamW over the model; tuned backbone layers learn at the backbone's rate, scaled
+        like ``learning_rate`` is to the run's SFT rate."""
+        upper = self.model.upper
+        tuned = {id(p) for p in upper.parameters()} if upper is not None else set()
+        own = [p for p in self.model.parameters() if id(p) not in tuned]
+        groups: list[dict[str, object]] = [{"params": own, "lr": learning_rate}]
+        if upper is not None:
+            scale = learning_rate / self.config.learning_rate
+            rate = self.config.backbone_learning_rate * scale
+            groups.append({"params": list(upper.parameters()), "lr": rate})
+        return torch.optim.AdamW(groups)  # type: ignore[arg-type]
+
     def batch(self, groups: Sequence[TrainingGroup]) -> GroupBatch:
         batch = make_batch(groups, self.queries, self.passages, self.config.language)
         return batch.singles() if self.objective == "pointwise" else batch
@@ -205,7 +221,7 @@ class Trainer:
     def supervised(self, train: Sequence[TrainingGroup], result: TrainResult) -> None:
         """Warm start: soft-label CE per candidate + ListNet per group (BCE for pointwise)."""
         levels = self.config.reranker.levels
-        optimizer = torch.optim.AdamW(self.model.parameters(), lr=self.config.learning_rate)
+        optimizer = self.optimizer(self.config.learning_rate)
         plan = [b for e in range(self.config.sft_epochs) for b in self.batches(train, e + 1)]
         schedule = torch.optim.lr_scheduler.LambdaLR(
             optimizer, lambda step: 1.0 - step / max(len(plan), 1)
@@ -251,7 +267,7 @@ class Trainer:
         grpo = grpo or self.config.grpo
         levels = self.config.reranker.levels
         reference = copy.deepcopy(self.model).eval()
-        optimizer = torch.optim.AdamW(self.model.parameters(), lr=self.config.grpo_learning_rate)
+        optimizer = self.optimizer(self.config.grpo_learning_rate)
         generator = torch.Generator().manual_seed(self.config.seed)
         plan = [b for e in range(100) for b in self.batches(train, 100 + e)]
         for step in range(1, self.config.grpo_steps + 1):
