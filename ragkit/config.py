@@ -66,6 +66,12 @@ class Settings(BaseModel):
     ivf_nprobe: int = Field(default=32, ge=1)
     ivf_pq_m: int = Field(default=48, ge=1)
     rescore_factor: int = Field(default=10, ge=1)
+    # Vectors a commit adds go to a small exact tail beside the main FAISS index (one file per
+    # commit) while the tail stays under dense_tail_fraction of the main index and
+    # dense_tail_max vectors; past that, the next commit merges them in (ragkit.search.dense
+    # .advance). 0 rewrites the main index at every commit.
+    dense_tail_fraction: float = Field(default=0.25, ge=0.0, le=1.0)
+    dense_tail_max: int = Field(default=50_000, ge=0)
     # Hybrid fusion (ragkit.search.fusion): min-max normalized scores weighted dense_weight /
     # 1 - dense_weight, or reciprocal rank fusion with rrf_k.
     fusion: Literal["weighted", "rrf"] = "weighted"
@@ -87,12 +93,13 @@ class Settings(BaseModel):
     # lines carrying Quranic marks (auto), all Arabic text (uthmani) or none (standard).
     orthography: Literal["auto", "uthmani", "standard"] = "auto"
     lexical_normalization: bool = False
-    # Reranking (ragkit.rerank), used by search(..., rerank=True): a shipped model name or a
-    # folder saved by `ragkit rerank train`; the first-stage top `rerank_depth` are reranked and
+    # Reranking (ragkit.rerank), used by search(..., rerank=True): a shipped model name, a
+    # folder saved by `ragkit rerank train`, or `auto` (the shipped model that reads the index's
+    # languages: ragkit.rerank.reranker.choose_reranker); the first-stage top `rerank_depth` are reranked and
     # `rerank_weight` of the min-max normalized first-stage score is mixed into the result.
     # These four shape queries only: `Index.open(path, rerank_weight=…)` overrides them for one
     # handle (RERANK_SETTINGS) without touching the stored index.
-    reranker: str = "groupwise-minilm"
+    reranker: str = "auto"
     rerank_depth: int = Field(default=50, ge=1)
     rerank_weight: float = Field(default=0.2, ge=0.0, le=1.0)
     rerank_passes: int = Field(default=3, ge=1)

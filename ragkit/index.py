@@ -217,16 +217,19 @@ class Index:
 
     @property
     def reranker(self) -> Reranker:
-        """The groupwise reranker named by the ``reranker`` setting (loaded on first use)."""
+        """The groupwise reranker named by the ``reranker`` setting (loaded on first use);
+        ``auto`` picks the shipped one that reads the index's languages."""
         if self._reranker is None:
             from ragkit.rerank.reranker import Reranker
 
+            held = {language for _, language in self.store.languages()}
             self._reranker = Reranker.load(
                 self.settings.reranker,
+                languages=held,
                 passes=self.settings.rerank_passes,
                 first_stage_weight=self.settings.rerank_weight,
             )
-            others = sorted({language for _, language in self.store.languages()} - {"en", "und"})
+            others = sorted(held - {"en", "und"})
             if others and self._reranker.config.backbone in MINILM_NAMES:
                 log.warning(
                     "reranker %r reads English only (%s); this index also holds %s",

@@ -21,8 +21,11 @@ from ragkit.rerank.features import (
 )
 from ragkit.rerank.model import FEATURES, GroupwiseReranker
 from ragkit.rerank.reranker import (
+    MULTILINGUAL_RERANKER,
+    WEIGHTS_DIR,
     Reranker,
     balanced_groups,
+    choose_reranker,
     load_model,
     resolve_model_folder,
     save_model,
@@ -187,3 +190,14 @@ def test_candidate_signals_from_real_states(backbone: Backbone) -> None:
     assert maxsim[0] == pytest.approx(1.0, abs=1e-4) and maxsim[2] > maxsim[1]
     assert overlap == [1.0, 0.0, 1.0] and prior_signal == [pytest.approx(1 / 8), 0.0, 1.0]
     assert cosine[0] > cosine[2] > cosine[1] and centroid[1] < min(centroid[0], centroid[2])
+
+
+def test_auto_reranker_reads_the_index_languages(tmp_path: Path) -> None:
+    assert choose_reranker({"en"}) == choose_reranker({"en", "und"}) == "groupwise-minilm"
+    assert resolve_model_folder("auto", {"en"}).name == "groupwise-minilm"
+    if (WEIGHTS_DIR / MULTILINGUAL_RERANKER).is_dir():
+        assert choose_reranker({"ar"}) == choose_reranker({"en", "ar"}) == MULTILINGUAL_RERANKER
+    else:
+        assert choose_reranker({"en", "ar"}) == "groupwise-minilm"
+        with pytest.raises(RagkitError, match=r"no shipped reranker reads am, ar"):
+            choose_reranker({"ar", "am"})

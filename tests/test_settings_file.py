@@ -57,6 +57,6 @@ def test_cli_config_file_and_info(tmp_path: Path, corpus: Path) -> None:
     shown = ragkit("info", "--index", index)
     assert shown.returncode == 0, shown.stderr
     assert "sentence, 100 tokens per chunk" in shown.stdout and "rrf, k 60" in shown.stdout
-    assert "groupwise-minilm, top 50, first-stage weight 0.2" in shown.stdout
+    assert "auto, top 50, first-stage weight 0.2" in shown.stdout
     missing = ragkit("info", "--index", index, "--config", str(tmp_path / "none.toml"))
     assert missing.returncode == 2 and "cannot read the settings file" in missing.stderr

@@ -25,7 +25,7 @@ import itertools
 import logging
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -50,7 +50,9 @@ from ragkit.search.fusion import minmax
 log = logging.getLogger(__name__)
 
 WEIGHTS_DIR = Path(__file__).parent / "weights"
-DEFAULT_RERANKER = "groupwise-minilm"
+DEFAULT_RERANKER = "groupwise-minilm"  # English; "auto" picks it for English-only text
+MULTILINGUAL_RERANKER = "groupwise-e5"  # multilingual-e5-small backbone; "auto" for the rest
+AUTO = "auto"
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 
@@ -89,9 +91,38 @@ def balanced_groups(count: int, size: int) -> list[slice]:
     return [slice(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
 
 
-def resolve_model_folder(name_or_path: str | Path | None) -> Path:
-    """A shipped model's folder by name (default ``groupwise-minilm``) or a folder path."""
-    name = str(name_or_path or os.environ.get("RAGKIT_RERANKER", DEFAULT_RERANKER))
+def choose_reranker(languages: Collection[str]) -> str:
+    """The shipped reranker for text in ``languages`` (``auto``): ``groupwise-minilm`` when
+    all of it is English (or undetermined), else ``groupwise-e5``. Without that one installed,
+    text that is partly English keeps ``groupwise-minilm`` (its callers say that the rest is
+    read as English); text with no English at all is a clear error.
+
+    Example:
+        >>> choose_reranker({"en", "und"})
+        'groupwise-minilm'
+    """
+    others = sorted(set(languages) - {"en", "und"})
+    if not others:
+        return DEFAULT_RERANKER
+    if not (WEIGHTS_DIR / MULTILINGUAL_RERANKER / WEIGHTS_FILE).exists():
+        if "en" in languages:
+            return DEFAULT_RERANKER
+        raise RagkitError(
+            f"no shipped reranker reads {', '.join(others)} ({MULTILINGUAL_RERANKER} is not "
+            "installed); train one with `ragkit rerank train --backbone multilingual-e5-small` "
+            "and pass its folder as the reranker, or search without reranking"
+        )
+    return MULTILINGUAL_RERANKER
+
+
+def resolve_model_folder(
+    name_or_path: str | Path | None, languages: Collection[str] = ("en",)
+) -> Path:
+    """A shipped model's folder by name, ``auto`` (:func:`choose_reranker` for ``languages``;
+    the default, or ``RAGKIT_RERANKER``), or a folder path."""
+    name = str(name_or_path or os.environ.get("RAGKIT_RERANKER", AUTO))
+    if name == AUTO:
+        name = choose_reranker(languages)
     folder = WEIGHTS_DIR / name if (WEIGHTS_DIR / name).is_dir() else Path(name)
     if not (folder / WEIGHTS_FILE).exists() or not (folder / CONFIG_FILE).exists():
         shipped = sorted(p.name for p in WEIGHTS_DIR.glob("*/") if p.is_dir())
@@ -176,9 +207,15 @@ class Reranker:
         self.seed = seed
 
     @classmethod
-    def load(cls, name_or_path: str | Path | None = None, **options: object) -> Reranker:
-        """The shipped model (or a folder saved by training) with inference ``options``."""
-        folder = resolve_model_folder(name_or_path)
+    def load(
+        cls,
+        name_or_path: str | Path | None = None,
+        languages: Collection[str] = ("en",),
+        **options: object,
+    ) -> Reranker:
+        """The shipped model (or a folder saved by training) with inference ``options``;
+        ``languages``: what the text is in, for ``auto`` (:func:`choose_reranker`)."""
+        folder = resolve_model_folder(name_or_path, languages)
         config = read_config(folder)
         backbone = Backbone(config.backbone) if config.tuned_layers else None
         return cls(load_model(folder, backbone), backbone=backbone, **options)  # type: ignore[arg-type]
