@@ -45,9 +45,14 @@ class TokenStates:
     mask: torch.Tensor
     lower: torch.Tensor | None = None
 
-    def tuned_input(self) -> torch.Tensor:
-        """The states a reranker's own layers read: ``lower`` when present, else ``hidden``."""
-        return self.hidden if self.lower is None else self.lower
+    def model_input(self, tuned: bool) -> torch.Tensor:
+        """The states a reranker reads: ``lower`` for one that tunes backbone layers, else
+        ``hidden``."""
+        if not tuned:
+            return self.hidden
+        if self.lower is None:
+            raise ValueError("a reranker with tuned layers needs the states below them")
+        return self.lower
 
     def pooled(self) -> torch.Tensor:
         """Mean of each text's token states, L2-normalized (the encoder's sentence vector)."""

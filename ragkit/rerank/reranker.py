@@ -236,6 +236,7 @@ class Reranker:
         count = docs.hidden.shape[0]
         prior = first_stage_prior(None, count) if prior is None else prior
         signals = candidate_signals(query, docs, overlap, prior, anchor_vectors(docs, prior))
+        tuned = self.model.upper is not None
         total = np.zeros(count)
         size = self.config.group_size
         passes = 1 if count <= size else self.passes
@@ -247,9 +248,9 @@ class Reranker:
                 valid = torch.ones(1, len(members), dtype=torch.bool)
                 features = group_features(signals[members].unsqueeze(0), valid)
                 logits = self.model(
-                    query.tuned_input(),
+                    query.model_input(tuned),
                     query.mask,
-                    docs.tuned_input()[members].unsqueeze(0),
+                    docs.model_input(tuned)[members].unsqueeze(0),
                     docs.mask[members].unsqueeze(0),
                     features,
                 )

@@ -1,7 +1,7 @@
 """Training groups as tensors: backbone states from the state banks, features, labels.
 
 The signals always come from the frozen backbone's last states; the model's own input is the
-states below its tuned layers when it tunes any (:meth:`TokenStates.tuned_input`).
+states below its tuned layers when it tunes any (``tuned``, :meth:`TokenStates.model_input`).
 
 Example:
     >>> soft_targets(torch.tensor([[0, 10]]), 11)[0, 1].argmax().item()
@@ -61,9 +61,14 @@ def group_overlaps(query: str, passages: tuple[str, ...], language: str) -> torc
 
 
 def make_batch(
-    groups: Sequence[TrainingGroup], queries: StateBank, passages: StateBank, language: str = "en"
+    groups: Sequence[TrainingGroup],
+    queries: StateBank,
+    passages: StateBank,
+    language: str = "en",
+    tuned: bool = False,
 ) -> GroupBatch:
-    """Stack groups of equal size into one :class:`GroupBatch` (``language``: term analysis)."""
+    """Stack groups of equal size into one :class:`GroupBatch` (``language``: term analysis;
+    ``tuned``: for a model that tunes backbone layers)."""
     query_states = queries.get([g.query for g in groups])
     doc_states = [passages.get(g.passages) for g in groups]
     signals = torch.stack(
@@ -80,9 +85,9 @@ def make_batch(
     )
     valid = torch.ones(signals.shape[:2], dtype=torch.bool)
     return GroupBatch(
-        query_states.tuned_input(),
+        query_states.model_input(tuned),
         query_states.mask,
-        torch.stack([d.tuned_input() for d in doc_states]),
+        torch.stack([d.model_input(tuned) for d in doc_states]),
         torch.stack([d.mask for d in doc_states]),
         group_features(signals, valid),
         torch.tensor([g.labels for g in groups]),

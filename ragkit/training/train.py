@@ -192,7 +192,9 @@ class Trainer:
         return torch.optim.AdamW(groups)  # type: ignore[arg-type]
 
     def batch(self, groups: Sequence[TrainingGroup]) -> GroupBatch:
-        batch = make_batch(groups, self.queries, self.passages, self.config.language)
+        batch = make_batch(
+            groups, self.queries, self.passages, self.config.language, self.model.upper is not None
+        )
         return batch.singles() if self.objective == "pointwise" else batch
 
     def batches(self, groups: Sequence[TrainingGroup], seed: int) -> list[Sequence[TrainingGroup]]:
@@ -209,7 +211,13 @@ class Trainer:
         self.model.eval()
         total = 0.0
         for part in self.batches(groups, 0):
-            batch = make_batch(part, self.queries, self.passages, self.config.language)
+            batch = make_batch(
+                part,
+                self.queries,
+                self.passages,
+                self.config.language,
+                self.model.upper is not None,
+            )
             if self.objective == "pointwise":
                 scores = expected_score(self.model(*batch.singles().inputs())).view_as(batch.labels)
             else:

@@ -316,4 +316,3 @@ def _chosen_keys(scores: torch.Tensor, chunks: KeyChunks, picks: int, slots: int
     before = ends.gather(-1, rank) - length.gather(-1, rank)
     start = chunks.start.gather(1, chunk.view(batch, -1)).view(chunk.shape)
     return (start + slot - before).masked_fill_(unused, -1)
-
