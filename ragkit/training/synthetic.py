@@ -47,7 +47,7 @@ from ragkit.rerank.features import ANCHORS
 from ragkit.search.fusion import minmax, reciprocal_rank_fusion
 from ragkit.search.sparse import STOPWORDS, SparseIndex, analyze
 
-QueryKind = Literal["title", "sentence", "keywords", "judged"]
+QueryKind = Literal["title", "sentence", "keywords", "judged", "heading"]
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[^\W\d_]{3,}")
 
