@@ -53,7 +53,7 @@ from ragkit.embed import Encoder
 from ragkit.errors import RagkitError, validation_message
 from ragkit.index import Index
 from ragkit.paths import file_sha256
-from ragkit.pipeline import DocumentChunker, IngestReport, PreparedDocument, prepare
+from ragkit.pipeline import DocumentChunker, IngestReport, PreparedDocument, chunk_embed, prepare
 from ragkit.pipeline import load as load_file
 from ragkit.pipeline.ingest import EncoderSource
 from ragkit.store import PendingDocument, Store
@@ -138,10 +138,11 @@ def load(source: SourceFile, text_field: str = "text") -> LoadResult:
 def chunk(documents: list[Document], settings: Settings) -> list[PreparedDocument]:
     """Chunk (adaptive or the configured chunker) and normalize one file's documents."""
 
-    def embed(texts: list[str]) -> np.ndarray:
-        return encoder(settings.embedding_model, settings.embed_batch_size).encode_passages(texts)
+    def model() -> Encoder:
+        return encoder(settings.embedding_model, settings.embed_batch_size)
 
-    return prepare(documents, DocumentChunker(settings, embed=embed), settings)
+    chunker = DocumentChunker(settings, embed=chunk_embed(settings, model))
+    return prepare(documents, chunker, settings)
 
 
 @task(name="embed", cache_policy=NO_CACHE)

@@ -54,6 +54,10 @@ class Settings(BaseModel):
     chunk_tokens: int = Field(default=256, ge=8, le=8192)
     chunk_min_tokens: int | None = Field(default=None, ge=0)
     chunk_weights: dict[str, float] | None = None
+    # The sentence vectors adaptive selection (ICC/DCC) and the semantic chunker compare:
+    # "static" token vectors distilled once from the index's encoder (ragkit.embed.static;
+    # tens of times cheaper), or "encoder", a full encoder pass over every sentence.
+    chunk_vectors: Literal["static", "encoder"] = "static"
     # What a chunk is embedded and matched with besides its own text (ragkit.pipeline
     # .context_titles): its document's title, or nothing.
     chunk_context: Literal["title", "none"] = "title"
@@ -119,6 +123,7 @@ class Settings(BaseModel):
         values.setdefault("chunk_context", "none")
         values.setdefault("orthography", "standard")  # keys from before Uthmani conversion
         values.setdefault("exact_terms", "off")
+        values.setdefault("chunk_vectors", "encoder")  # chunks chosen with the full encoder
         return cls.model_validate(values)
 
     @field_validator("chunker")
@@ -166,8 +171,13 @@ class Settings(BaseModel):
             f"{self.reranker}, top {self.rerank_depth}, first-stage weight {self.rerank_weight}, "
             f"{self.rerank_passes} passes"
         )
+        vectors = (
+            f", {self.chunk_vectors} vectors to choose cuts"
+            if self.chunker in ("adaptive", "semantic")
+            else ""
+        )
         return [
-            ("chunking", f"{self.chunker}, {self.chunk_tokens} tokens per chunk"),
+            ("chunking", f"{self.chunker}, {self.chunk_tokens} tokens per chunk{vectors}"),
             ("chunk context", self.chunk_context),
             ("fusion", f"{fusion}, {self.fusion_depth} candidates per list"),
             ("sparse terms", self.sparse_terms),

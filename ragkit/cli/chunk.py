@@ -12,7 +12,6 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import typer
 from pydantic import ValidationError
 from rich.table import Table
@@ -22,9 +21,10 @@ from ragkit.chunking.adaptive import METRICS
 from ragkit.cli.output import console, fail, option_error
 from ragkit.config import DEFAULT_MODEL, Settings
 from ragkit.documents import LoadResult, load_file
+from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_MODEL, choose_model
 from ragkit.errors import RagkitError
-from ragkit.pipeline import DocumentChunker
+from ragkit.pipeline import DocumentChunker, chunk_embed
 from ragkit.pipeline.ingest import text_by_language
 
 
@@ -49,18 +49,16 @@ def parse_weights(spec: str | None) -> dict[str, float] | None:
     return weights
 
 
-def lazy_embed(model: str) -> Callable[[list[str]], np.ndarray]:
-    """An ``embed`` callable that loads ``model`` on first use (short files never need it)."""
-    loaded: list[Callable[[list[str]], np.ndarray]] = []
+def lazy_encoder(model: str) -> Callable[[], Encoder]:
+    """``model``'s encoder, loaded on first call (short files never need it)."""
+    loaded: list[Encoder] = []
 
-    def embed(texts: list[str]) -> np.ndarray:
+    def encoder() -> Encoder:
         if not loaded:
-            from ragkit.embed import Encoder
+            loaded.append(Encoder(model))
+        return loaded[0]
 
-            loaded.append(Encoder(model).encode_passages)
-        return loaded[0](texts)
-
-    return embed
+    return encoder
 
 
 def explain_table(record: ChunkingRecord, title: str) -> Table:
@@ -139,7 +137,8 @@ def chunk_command(
             raise option_error(
                 error, {"chunk_tokens": "--max-tokens", "chunk_weights": "--weights"}
             ) from error
-        chunked = DocumentChunker(settings, embed=lazy_embed(model))(result.documents)
+        embed = chunk_embed(settings, lazy_encoder(model))
+        chunked = DocumentChunker(settings, embed=embed)(result.documents)
         records = []
         for document, (chunks, record) in zip(result.documents, chunked, strict=True):
             selection = None if chunker else record

@@ -51,6 +51,7 @@ from ragkit.pipeline.stages import (
     DocumentChunker,
     PreparedDocument,
     attach_vectors,
+    chunk_embed,
     embedding_texts,
     prepare,
 )
@@ -164,9 +165,7 @@ class LocalStages:
     ) -> list[PreparedDocument]:
         key = settings.model_dump_json()
         if key not in self._chunkers:
-            self._chunkers[key] = DocumentChunker(
-                settings, embed=lambda texts: encoder().encode_passages(texts)
-            )
+            self._chunkers[key] = DocumentChunker(settings, embed=chunk_embed(settings, encoder))
         return prepare(documents, self._chunkers[key], settings, seconds)
 
     def embed(

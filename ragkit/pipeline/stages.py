@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,8 @@ from ragkit.chunking import AdaptiveChunker, Chunk, Chunker, ChunkingRecord, get
 from ragkit.chunking.context import Embed
 from ragkit.config import Settings
 from ragkit.documents import Document, LoadResult, SkippedFile, load_file
+from ragkit.embed import Encoder
+from ragkit.embed.static import StaticEncoder
 from ragkit.errors import RagkitError
 from ragkit.normalize import detect_language, normalize_document
 from ragkit.pipeline.languages import language_script
@@ -89,13 +91,46 @@ def load(path: Path, raise_io_errors: bool = False, text_field: str = "text") ->
     return result
 
 
+_static_failed: set[str] = set()
+
+
+def chunk_embed(settings: Settings, encoder: Callable[[], Encoder]) -> Embed:
+    """The ``embed`` callable chunk selection uses (adaptive ICC/DCC, the ``semantic`` cuts),
+    by the ``chunk_vectors`` setting: ``static`` token vectors distilled once from the index's
+    encoder (:class:`ragkit.embed.static.StaticEncoder`), or the ``encoder`` itself.
+    ``encoder`` is called on first use only (short documents never need vectors). When static
+    vectors cannot be had (model2vec missing, a model without a transformer to distill), the
+    encoder is used, with one warning per model.
+    """
+    if settings.chunk_vectors == "encoder":
+        return lambda texts: encoder().encode_passages(texts)
+
+    def embed(texts: list[str]) -> np.ndarray:
+        loaded = encoder()
+        if loaded.spec.location not in _static_failed:
+            try:
+                return StaticEncoder.for_encoder(loaded).encode(texts)
+            except (RagkitError, ImportError, OSError, ValueError) as error:
+                _static_failed.add(loaded.spec.location)
+                log.warning(
+                    "static chunk vectors unavailable for %s (%s); choosing chunks with the "
+                    "full encoder",
+                    loaded.spec.name,
+                    error,
+                )
+        return loaded.encode_passages(texts)
+
+    return embed
+
+
 class DocumentChunker:
     """The chunk stage as an index's settings define it.
 
     ``settings.chunker == "adaptive"``: every candidate chunker runs and the best by the
-    weighted metrics (``settings.chunk_weights``) is kept; ``embed`` (the index's own
-    ``Encoder.encode_passages``, so no second model loads) feeds the ``semantic`` candidate
-    and the ICC/DCC metrics, and is only called for documents longer than one budget. Any
+    weighted metrics (``settings.chunk_weights``) is kept; ``embed`` (:func:`chunk_embed`:
+    static vectors distilled from the index's encoder, or the encoder itself) feeds the
+    ``semantic`` candidate and the ICC/DCC metrics, and is only called for documents longer
+    than one budget. Any
     other value names one chunker (``fixed``, ``sentence``, ``recursive``, ``structure``,
     ``semantic``). Budgets are counted with the document language's tokenizer.
     """
