@@ -153,6 +153,8 @@ def rest_prose(lines: list[str]) -> str:
             doctest = True
             continue
         if stripped.startswith(":") and re.match(r":[\w -]+:(\s|$)", stripped):
+            if indent:
+                continue  # a directive's option
             stripped = re.sub(r"^:[\w -]+:\s*", "", stripped)  # field list marker
         if not stripped or _BORDER.match(stripped):
             out.append("")
