@@ -8,8 +8,8 @@ encoder's output for that token alone, reduced by PCA and weighted by token freq
 vectors: no transformer pass, tens of times faster than the encoder on CPU.
 
 The distillation runs once per model, offline, from the encoder already loaded in memory
-(about 30 s for all-MiniLM-L6-v2's 30k tokens, several minutes for multilingual-e5-small's
-250k on two CPU cores), and is cached in ``<cache>/models/static/<model>-<digest>``
+(all-MiniLM-L6-v2's 30k tokens: 30–75 s on two busy CPU cores; multilingual-e5-small's
+250k tokens, 12 layers: 19 min there), and is cached in ``<cache>/models/static/<model>-<digest>``
 beside the converted models (:func:`static_folder`). A text whose tokens all lack a vector
 gets the unknown token's vector (:meth:`StaticEncoder.encode`).
 
@@ -151,7 +151,7 @@ class StaticEncoder:
             if not (folder / "config.json").exists():
                 log.warning(
                     "distilling static token vectors from %s for chunk selection, once, into %s "
-                    "(about 30 s for all-minilm-l6-v2, minutes for multilingual-e5-small)",
+                    "(about a minute for all-minilm-l6-v2, up to 20 for multilingual-e5-small)",
                     encoder.spec.name,
                     folder,
                 )
