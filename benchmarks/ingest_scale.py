@@ -5,16 +5,24 @@ chunk each) into a new index with ``all-minilm-l6-v2``, the ``fixed`` chunker, o
 ``--batch`` documents and ``--hnsw-threshold`` low enough that most commits meet an HNSW index.
 For each commit it records the wall seconds of the whole batch (chunk, embed, commit) and of
 the commit alone, per 1,000 documents: both must stay flat as the index grows, since a commit
-adds its vectors to the graph (:func:`ragkit.search.dense.carry`) instead of rebuilding it from
-SQLite. ``--compare-rebuild`` runs the same ingest again with the earlier behaviour forced (every
-commit past the threshold rebuilds the whole index) to show what it grew like.
+appends its vectors to the tail beside the main index and, every so often, merges the tail into
+it (:func:`ragkit.search.dense.advance`) instead of rebuilding it from SQLite.
+``--compare-rewrite`` runs the same ingest again with every commit adding to the main index and
+writing it whole (``dense_tail_fraction = 0``, the behaviour before tails);
+``--compare-rebuild`` with every commit past the threshold rebuilding the whole index.
 
-Reported: per commit, documents so far, index kind, batch and commit seconds per 1,000
-documents; per run, the commit seconds per 1,000 documents of the first and last quarter of the
-HNSW commits and their ratio (1.0 = flat). Command (from the repository root)::
+``--vectors words`` replaces the encoder's output with cheap vectors: each vocabulary word has a
+fixed random 384-d vector and a record's vector is the normalized sum of its words' plus a small
+random part of its own (the model still loads; no text is embedded), so 200k records take
+minutes, not an hour of embedding on two cores.
+
+Reported: per commit, documents so far, index kind, vectors in the tail, batch and commit seconds
+per 1,000 documents; per run, of the HNSW commits' seconds per 1,000 documents, the median
+(a commit that appends) and the mean (merges included: what a commit costs on average) of the
+first and last quarter and their ratios (1.0 = flat). Command (from the repository root)::
 
     .venv/bin/python benchmarks/ingest_scale.py [--records 20000] [--batch 1000]
-        [--hnsw-threshold 2000] [--compare-rebuild]
+        [--hnsw-threshold 2000] [--vectors model|words] [--compare-rewrite] [--compare-rebuild]
 
 Writes ``benchmarks/results/ingest_scale.json`` and prints a table.
 """
@@ -29,7 +37,8 @@ import random
 import statistics
 import tempfile
 import time
-from collections.abc import Iterator
+import zlib
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -40,10 +49,12 @@ import ragkit  # noqa: F401  (thread policy before torch/faiss load: ragkit.thre
 
 # isort: split
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
 from ragkit import Index
+from ragkit.embed import Encoder
 from ragkit.search import dense
 
 RESULT = Path(__file__).parent / "results" / "ingest_scale.json"
@@ -104,9 +115,44 @@ def rebuilding_every_commit() -> Iterator[None]:
         dense.carry = carry  # type: ignore[assignment]
 
 
-def run(source: Path, folder: Path, batch: int, threshold: int) -> list[dict[str, Any]]:
-    """Ingest ``source`` into a new index at ``folder``; one row per commit."""
-    settings = {"hnsw_threshold": threshold, "commit_every_documents": batch, "chunker": "fixed"}
+@contextmanager
+def word_vectors(enabled: bool) -> Iterator[None]:
+    """Cheap structured vectors in place of the encoder's (``--vectors words``)."""
+    if not enabled:
+        yield
+        return
+    generator = np.random.default_rng(11)
+    table = {word: generator.standard_normal(384).astype(np.float32) for word in VOCABULARY}
+
+    def encode(self: Encoder, texts: Sequence[str]) -> np.ndarray:
+        rows = []
+        for text in texts:
+            words = text.split()
+            own = np.random.default_rng(zlib.crc32(text.encode())).standard_normal(384)
+            rows.append(sum((table[w] for w in words if w in table), 0.5 * own))
+        vectors = np.asarray(rows, dtype=np.float32).reshape(len(texts), 384)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    original = Encoder._encode
+    Encoder._encode = encode  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Encoder._encode = original  # type: ignore[method-assign]
+
+
+def run(
+    source: Path, folder: Path, batch: int, threshold: int, tail: bool = True
+) -> list[dict[str, Any]]:
+    """Ingest ``source`` into a new index at ``folder``; one row per commit. ``tail=False``:
+    every commit writes the whole main index (``dense_tail_fraction = 0``)."""
+    settings: dict[str, Any] = {
+        "hnsw_threshold": threshold,
+        "commit_every_documents": batch,
+        "chunker": "fixed",
+    }
+    if not tail:
+        settings["dense_tail_fraction"] = 0.0
     rows: list[dict[str, Any]] = []
     with Index.open(folder, create=True, model=MODEL, **settings) as index:
         store = index.store
@@ -132,6 +178,7 @@ def run(source: Path, folder: Path, batch: int, threshold: int) -> list[dict[str
                     "documents": done,
                     "vectors": int(store.vectors.ntotal),
                     "kind": dense.kind_of(store.vectors),
+                    "tail": int(store.vectors.tail.ntotal),
                     "batch_s_per_1k": round((now - timing["since"]) * 1000 / added, 3),
                     "commit_s_per_1k": round(timing["commit"] * 1000 / added, 4),
                 }
@@ -143,14 +190,23 @@ def run(source: Path, folder: Path, batch: int, threshold: int) -> list[dict[str
     return rows
 
 
-def flatness(rows: list[dict[str, Any]]) -> dict[str, float]:
-    """Median commit seconds per 1,000 documents of the first and last quarter of HNSW commits."""
-    hnsw = [row["commit_s_per_1k"] for row in rows if row["kind"] == "hnsw"][1:]  # not the build
+def flatness(rows: list[dict[str, Any]], column: str = "commit_s_per_1k") -> dict[str, float]:
+    """Median and mean ``column`` (seconds per 1,000 documents) of the first and last quarter of
+    the HNSW commits, and the last quarter's over the first's."""
+    hnsw = [row[column] for row in rows if row["kind"] == "hnsw"][1:]  # not the build
     quarter = max(1, len(hnsw) // 4)
     if not hnsw:
         return {}
     first, last = statistics.median(hnsw[:quarter]), statistics.median(hnsw[-quarter:])
-    return {"first": first, "last": last, "ratio": round(last / first, 2) if first else 0.0}
+    mean_first, mean_last = statistics.mean(hnsw[:quarter]), statistics.mean(hnsw[-quarter:])
+    return {
+        "first": first,
+        "last": last,
+        "ratio": round(last / first, 2) if first else 0.0,
+        "mean_first": round(mean_first, 4),
+        "mean_last": round(mean_last, 4),
+        "mean_ratio": round(mean_last / mean_first, 2) if mean_first else 0.0,
+    }
 
 
 def main() -> None:
@@ -158,13 +214,25 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=20_000, help="documents to ingest")
     parser.add_argument("--batch", type=int, default=1_000, help="documents per commit")
     parser.add_argument("--hnsw-threshold", type=int, default=2_000, help="chunks for HNSW")
+    parser.add_argument(
+        "--vectors", choices=["model", "words"], default="model", help="how records are embedded"
+    )
+    parser.add_argument(
+        "--compare-rewrite",
+        action="store_true",
+        help="also run with no tail (whole index per commit)",
+    )
     parser.add_argument("--compare-rebuild", action="store_true", help="also run the old way")
     args = parser.parse_args()
     runs = {}
-    with tempfile.TemporaryDirectory() as scratch:
+    with tempfile.TemporaryDirectory() as scratch, word_vectors(args.vectors == "words"):
         source = Path(scratch) / "records.jsonl"
         write_records(source, args.records)
-        runs["incremental"] = run(source, Path(scratch) / "a", args.batch, args.hnsw_threshold)
+        runs["tail"] = run(source, Path(scratch) / "a", args.batch, args.hnsw_threshold)
+        if args.compare_rewrite:
+            runs["rewrite every commit"] = run(
+                source, Path(scratch) / "c", args.batch, args.hnsw_threshold, tail=False
+            )
         if args.compare_rebuild:
             with rebuilding_every_commit():
                 runs["rebuild every commit"] = run(
@@ -175,11 +243,17 @@ def main() -> None:
         "batch": args.batch,
         "hnsw_threshold": args.hnsw_threshold,
         "model": MODEL,
+        "vectors": args.vectors,
         "chunker": "fixed",
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "
         f"load average {os.getloadavg()[0]:.1f} at the end",
         "runs": {
-            name: {"flatness": flatness(rows), "commits": rows} for name, rows in runs.items()
+            name: {
+                "flatness": flatness(rows),
+                "batch_flatness": flatness(rows, "batch_s_per_1k"),
+                "commits": rows,
+            }
+            for name, rows in runs.items()
         },
     }
     RESULT.parent.mkdir(exist_ok=True)
@@ -187,23 +261,25 @@ def main() -> None:
     console = Console()
     for name, rows in runs.items():
         table = Table(
-            "documents", "kind", "batch s / 1k docs", "commit s / 1k docs",
+            "documents", "kind", "tail", "batch s / 1k docs", "commit s / 1k docs",
             title=f"{name}: {args.records} records, {args.batch} per commit",
         )  # fmt: skip
         for row in rows:
             table.add_row(
                 str(row["documents"]),
                 row["kind"],
+                str(row["tail"]),
                 f"{row['batch_s_per_1k']:.2f}",
                 f"{row['commit_s_per_1k']:.3f}",
             )
         console.print(table)
-        flat = flatness(rows)
-        if flat:
-            console.print(
-                f"{name}: HNSW commit s / 1k docs, first quarter {flat['first']:.3f}, last "
-                f"quarter {flat['last']:.3f} (× {flat['ratio']})"
-            )
+        for column, what in (("commit_s_per_1k", "commit"), ("batch_s_per_1k", "batch")):
+            if flat := flatness(rows, column):
+                console.print(
+                    f"{name}: HNSW {what} s / 1k docs, first → last quarter: median "
+                    f"{flat['first']:.3f} → {flat['last']:.3f} (× {flat['ratio']}), mean "
+                    f"{flat['mean_first']:.3f} → {flat['mean_last']:.3f} (× {flat['mean_ratio']})"
+                )
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 """``ragkit doctor``: verify an index folder and rebuild its derived structures from SQLite.
 
 Checks, in order: SQLite opens and passes ``quick_check``; the committed generation has its
-FAISS file; ``MANIFEST.json`` names that generation and its checksums match the files; FAISS
+FAISS files (a main index and tail segments, :mod:`ragkit.store.vectors`); ``MANIFEST.json``
+names that generation and lists each of them, and its checksums match the files; FAISS
 ids, SQLite chunk ids and BM25 ids are the same set (BM25 may be absent — it is rebuilt on the
 first sparse search) and each FAISS vector is the one SQLite stores for its chunk; no chunk is stored twice; no chunk lacks its document; no files of other
 generations are left over. SQLite is the source of truth: ``repair`` (under the writer lock)
-rewrites the FAISS file and BM25 folder of the committed generation from the stored vectors
-and terms, removes leftovers and rewrites the manifest.
+rewrites the FAISS files of the committed generation as one main index and its BM25 folder from
+the stored vectors and terms, removes leftovers and rewrites the manifest.
 
 Example:
     >>> import tempfile
@@ -23,20 +24,18 @@ Example:
 
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import faiss
 import numpy as np
 
 from ragkit.config import Settings
 from ragkit.errors import RagkitError
 from ragkit.search import dense
 from ragkit.search.sparse import SparseIndex
-from ragkit.store import DB_NAME, Store
+from ragkit.store import DB_NAME, Store, vectors
 from ragkit.store.lock import WriteLock
 from ragkit.store.manifest import (
     MANIFEST_NAME,
@@ -98,18 +97,19 @@ def _check_sqlite(db: sqlite3.Connection, found: Diagnosis) -> None:
         found.notes.append(f"{DB_NAME}: {empty} documents without chunks")
 
 
-def _check_vectors(folder: Path, db: sqlite3.Connection, found: Diagnosis) -> None:
-    """The committed FAISS file holds the ids and vectors SQLite stores (read in ``db``'s
+def _check_vectors(
+    folder: Path, db: sqlite3.Connection, layout: vectors.Layout, found: Diagnosis
+) -> None:
+    """The committed FAISS files hold the ids and vectors SQLite stores (read in ``db``'s
     snapshot)."""
-    vectors = folder / vector_file(found.generation)
     dimension = int(db.execute("SELECT value FROM state WHERE key = 'dimension'").fetchone()[0])
     try:
-        index = faiss.read_index(str(vectors))
-    except RuntimeError as error:
-        found.problems.append(f"{vectors.name}: unreadable or missing ({str(error)[:120]})")
+        index = vectors.load(folder, layout, "unreadable or missing")
+    except RagkitError as error:
+        found.problems.append(str(error).replace(str(folder) + "/", "")[:200])
         return
     if differs := dense.mismatch(index, lambda: stored_vectors(db, dimension)):
-        found.problems.append(f"{vectors.name}: {differs}")
+        found.problems.append(f"{', '.join(layout.files)}: {differs}")
 
 
 def _check_derived(folder: Path, ids: np.ndarray, found: Diagnosis) -> None:
@@ -126,7 +126,7 @@ def _check_derived(folder: Path, ids: np.ndarray, found: Diagnosis) -> None:
         found.problems.append(f"{sparse.name}: chunk ids differ from SQLite")
 
 
-def _check_files(folder: Path, found: Diagnosis) -> None:
+def _check_files(folder: Path, layout: vectors.Layout, found: Diagnosis) -> None:
     try:
         manifest = read_manifest(folder)
     except RagkitError as error:
@@ -139,7 +139,10 @@ def _check_files(folder: Path, found: Diagnosis) -> None:
         )
         return
     found.problems.extend(verify_checksums(folder, manifest))
-    keep = {vector_file(found.generation), sparse_folder(found.generation)}
+    unlisted = [name for name in layout.files if name not in manifest["files"]]
+    if unlisted:
+        found.problems.append(f"{', '.join(unlisted)}: not listed in {MANIFEST_NAME}")
+    keep = {*layout.files, sparse_folder(found.generation)}
     leftovers = [
         p.name
         for pattern in ("vectors-*.faiss*", "bm25-*", ".bm25-*.tmp", f".{MANIFEST_NAME}.*")
@@ -162,22 +165,24 @@ def diagnose(folder: str | Path) -> Diagnosis:
     db = connect_read_only(folder)
     try:
         db.execute("BEGIN")  # one snapshot for every count and id below
-        row = db.execute("SELECT value FROM state WHERE key = 'generation'").fetchone()
-        if row is None:
-            raise RagkitError(f"{folder / DB_NAME}: no committed generation; index is damaged")
-        found.generation = int(row[0])
+        try:
+            found.generation, layout = vectors.committed(db)
+        except RagkitError as error:
+            raise RagkitError(
+                f"{folder / DB_NAME}: no committed generation; index is damaged"
+            ) from error
         _check_sqlite(db, found)
         ids = _chunk_ids(db)
         documents = db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
         found.counts = {"documents": documents, "chunks": len(ids)}
-        _check_vectors(folder, db, found)
+        _check_vectors(folder, db, layout, found)
         db.execute("COMMIT")
     except sqlite3.DatabaseError as error:
         raise RagkitError(f"{folder / DB_NAME}: unreadable ({error}); restore a backup") from error
     finally:
         db.close()
     _check_derived(folder, ids, found)
-    _check_files(folder, found)
+    _check_files(folder, layout, found)
     return found
 
 
@@ -202,12 +207,14 @@ def repair(folder: str | Path, wait: bool | float = True) -> Diagnosis:
             index = dense.build_index(
                 dimension, total, settings, lambda: stored_vectors(db, dimension)
             )
+            # One main file for the generation; SQLite names it once it is whole (a crash
+            # before leaves the files it named, which may be damaged but are no worse).
+            target = folder / vector_file(generation)
+            checksum = vectors.write(index, target)
+            with db:
+                vectors.record(db, vectors.Layout(target.name, (), {target.name: checksum}))
         finally:
             db.close()
-        target = folder / vector_file(generation)
-        scratch = f"{target}.{os.getpid()}.repair"
-        faiss.write_index(index, scratch)
-        os.replace(scratch, target)
         store = Store.open(folder)
         try:
             shutil.rmtree(folder / sparse_folder(generation), ignore_errors=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -37,9 +38,15 @@ def sparse_folder(generation: int) -> str:
     return f"bm25-{generation}"
 
 
-def checksums(folder: Path, generation: int) -> dict[str, str]:
-    """Checksums of generation ``generation``'s FAISS file and BM25 files (when present)."""
-    files = {vector_file(generation): file_sha256(folder / vector_file(generation))}
+def checksums(
+    folder: Path, generation: int, vectors: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Checksums of generation ``generation``'s FAISS files and BM25 files (when present).
+    ``vectors``: the FAISS files' names and checksums, known since they were written
+    (:mod:`ragkit.store.vectors`); without it, ``vectors-<generation>.faiss`` is hashed."""
+    if vectors is None:
+        vectors = {vector_file(generation): file_sha256(folder / vector_file(generation))}
+    files = dict(vectors)
     sparse = folder / sparse_folder(generation)
     if sparse.is_dir():
         files.update({f"{sparse.name}/{p.name}": file_sha256(p) for p in sorted(sparse.iterdir())})
@@ -47,16 +54,22 @@ def checksums(folder: Path, generation: int) -> dict[str, str]:
 
 
 def write_manifest(
-    folder: Path, generation: int, dimension: int, model: str, counts: dict[str, int]
+    folder: Path,
+    generation: int,
+    dimension: int,
+    model: str,
+    counts: dict[str, int],
+    vectors: Mapping[str, str] | None = None,
 ) -> None:
-    """Record generation ``generation`` with the checksums of its files."""
+    """Record generation ``generation`` with the checksums of its files (``vectors``: as in
+    :func:`checksums`)."""
     manifest = {
         "format": FORMAT,
         "generation": generation,
         "dimension": dimension,
         "embedding_model": model,
         "counts": counts,
-        "files": checksums(folder, generation),
+        "files": checksums(folder, generation, vectors),
     }
     temporary = folder / f".{MANIFEST_NAME}.{os.getpid()}.{threading.get_ident()}.tmp"
     temporary.write_text(json.dumps(manifest, indent=2))

@@ -4,17 +4,24 @@ Layout of an index folder::
 
     ragkit.sqlite        documents, chunks (offsets, text, matching key, terms, vector),
                          settings, run log (:mod:`ragkit.store.schema`)
-    vectors-<G>.faiss    the FAISS index of generation G (:mod:`ragkit.search.dense`)
+    vectors-<B>.faiss    the main FAISS index, written by the commit of generation B
+                         (:mod:`ragkit.search.dense`)
+    vectors-<G>-added.faiss  the vectors generation G's commit appended beside it (a tail
+                         segment); SQLite names the files of the committed generation
+                         (:mod:`ragkit.store.vectors`)
     bm25-<G>/            the BM25 index of generation G (:mod:`ragkit.search.sparse`)
     MANIFEST.json        generation, counts and file checksums (rewritten after each commit)
 
-Commit protocol: the new FAISS file ``vectors-<G+1>.faiss`` is written first (generation G's
-index carried forward with this commit's changes, :func:`ragkit.search.dense.carry`; an index
-this store did not write itself is first compared with the vectors in SQLite and rebuilt from
-them when it differs, so a damaged FAISS file is never carried into a new generation); then one SQLite
-transaction stores the rows and sets ``generation = G+1``. That transaction is the commit
-point: a crash before it leaves generation G intact (the orphan FAISS file is removed on the next
-open), a crash after it leaves a complete generation G+1. BM25 is derived from the terms in
+Commit protocol: the new FAISS file is written first — a tail segment
+``vectors-<G+1>-added.faiss`` holding only this commit's vectors while the tail is small, else a
+new main ``vectors-<G+1>.faiss``, generation G's index carried forward with the tail and this
+commit's changes (:func:`ragkit.search.dense.advance`). Vectors this store did not write itself
+are first compared with the vectors in SQLite and rebuilt from them when they differ, so a
+damaged FAISS file is never carried into a new generation. Then one SQLite transaction stores
+the rows, the list of generation G+1's FAISS files and ``generation = G+1``. That transaction
+is the commit point: a crash before it leaves generation G intact (its files are never changed;
+the orphan file is removed on the next commit), a crash after it leaves a complete generation
+G+1. BM25 is derived from the terms in
 SQLite: ``bm25-<G>`` is built after the commit (once per ingest, not per batch, since it is a
 full rebuild) and is only ever read for generation G; when it is missing — a crash, or an ingest
 still running — the first sparse search rebuilds it.
@@ -47,13 +54,17 @@ from ragkit.config import ANALYSIS_SETTINGS, Settings
 from ragkit.documents import Document
 from ragkit.errors import RagkitError
 from ragkit.normalize.detect import LanguageGuess
+from ragkit.paths import file_sha256
 from ragkit.search import dense
+from ragkit.search.dense import DenseVectors
 from ragkit.search.sparse import SparseIndex
 from ragkit.store.damage import damaged, names_damage
 from ragkit.store.filters import unknown_keys, where_clause
 from ragkit.store.lock import WriteLock, if_unlocked
-from ragkit.store.manifest import MANIFEST_NAME, write_manifest
+from ragkit.store.manifest import MANIFEST_NAME, vector_file, write_manifest
 from ragkit.store.schema import DB_NAME, connect, create_tables, migrate
+from ragkit.store.vectors import Layout, added_file, committed, load, record
+from ragkit.store.vectors import write as write_vectors
 
 __all__ = [
     "DB_NAME",
@@ -143,9 +154,10 @@ class Store:
         self._lock = threading.RLock()
         self.settings = Settings.from_index(self._state("settings"))
         self.dimension = int(self._state("dimension"))
-        self.generation = int(self._state("generation"))
-        self.vectors = self._load_vectors()
-        self._written: faiss.Index | None = None  # the index this store's last commit wrote
+        self.generation, self.layout = committed(self.db)
+        self.vectors = self._read_vectors(self.layout)
+        self._trusted = False  # whether self.vectors are known to match SQLite's rows
+        self._checksums: dict[str, str] = {}  # of FAISS files the layout names no checksum of
         self._sparse: SparseIndex | None = None
         self._sparse_generation = -1
         self._languages: tuple[int, dict[tuple[str, str], int]] | None = None
@@ -171,14 +183,15 @@ class Store:
         the settings it was committed with: the first ingest of an ``auto`` index chose its
         model)."""
         with self._lock:
-            while (latest := int(self._state("generation"))) != self.generation:
+            while (latest := committed(self.db))[0] != self.generation:
                 try:
-                    vectors = self._read_vectors(latest)
+                    vectors = self._read_vectors(latest[1], (self.layout, self.vectors))
                 except RagkitError:  # superseded and removed meanwhile: read again
-                    if int(self._state("generation")) == latest:
+                    if int(self._state("generation")) == latest[0]:
                         raise
                     continue
-                self.generation, self.vectors = latest, vectors
+                (self.generation, self.layout), self.vectors = latest, vectors
+                self._trusted = False
                 self.settings = Settings.from_index(self._state("settings"))
 
     # -- opening -----------------------------------------------------------------------------
@@ -256,22 +269,13 @@ class Store:
             raise RagkitError(f"{self.folder / DB_NAME}: state {key!r} missing; index is damaged")
         return row[0]
 
-    def _vector_path(self, generation: int) -> Path:
-        return self.folder / f"vectors-{generation}.faiss"
-
-    def _load_vectors(self) -> faiss.Index:
-        return self._read_vectors(self.generation)
-
-    def _read_vectors(self, generation: int) -> faiss.Index:
-        """The FAISS index of ``generation``; missing or damaged is a :class:`RagkitError`."""
-        path = self._vector_path(generation)
+    def _read_vectors(
+        self, layout: Layout, known: tuple[Layout, DenseVectors] | None = None
+    ) -> DenseVectors:
+        """The vectors ``layout`` names (of them, ``known`` lends what it holds); a missing or
+        damaged file is a :class:`RagkitError`."""
         repair = f"`ragkit doctor --index {self.folder} --repair` rebuilds it from SQLite"
-        if not path.exists():
-            raise RagkitError(f"{path}: missing for committed generation {generation}; {repair}")
-        try:
-            return faiss.read_index(str(path))
-        except RuntimeError as error:
-            raise RagkitError(f"{path}: unreadable (damaged or truncated); {repair}") from error
+        return load(self.folder, layout, repair, known)
 
     def _sparse_path(self, generation: int) -> Path:
         return self.folder / f"bm25-{generation}"
@@ -280,7 +284,8 @@ class Store:
         """Delete FAISS files and BM25 folders of other generations (crash or superseded), and
         the BM25 and manifest scratch copies of other processes' writes that died (under the
         writer lock no other process writes them)."""
-        keep = {self._vector_path(self.generation).name, self._sparse_path(self.generation).name}
+        generation, layout = committed(self.db)
+        keep = {*layout.files, self._sparse_path(generation).name}
         scratch = [".bm25-*.tmp", f".{MANIFEST_NAME}.*.tmp"]
         mine = f".{os.getpid()}."  # this process's threads may be writing theirs
         leftovers = [
@@ -484,41 +489,59 @@ class Store:
     def _stored_vectors(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         return stored_vectors(self.db, self.dimension)
 
-    def _next_index(
-        self, removed: list[int], ids: list[int], vectors: np.ndarray, path: Path
-    ) -> faiss.Index:
-        """The FAISS index of the next generation (SQLite already holds its rows): the current
-        one carried forward, or rebuilt from SQLite when its kind changes, HNSW loses chunks, or
-        an index read from disk does not hold what SQLite holds (damage is not carried)."""
+    def _next_vectors(
+        self, removed: list[int], ids: list[int], vectors: np.ndarray
+    ) -> DenseVectors:
+        """The vectors of the next generation (SQLite already holds its rows): this
+        generation's advanced (:func:`ragkit.search.dense.advance`), or rebuilt from SQLite when
+        its kind changes, HNSW loses chunks, or they do not hold what SQLite held (checked
+        before the rows changed, for vectors this store did not write: damage is not carried)."""
         total = self.vectors.ntotal - len(removed) + len(ids)
-        index = dense.carry(self.vectors, total, self.settings, removed, ids, vectors)
-        trusted = index is None or self.vectors is self._written
-        if not trusted and (found := dense.mismatch(index, self._stored_vectors)):
-            logger.warning("%s: %s; rebuilt from SQLite", path.name, found)
-            index = None
-        return self._rebuilt_index() if index is None else index
+        advanced = None
+        if self._trusted:
+            advanced = dense.advance(self.vectors, total, self.settings, removed, ids, vectors)
+        return DenseVectors.of(self._rebuilt_index()) if advanced is None else advanced
+
+    def _check_vectors(self) -> None:
+        """Compare vectors read from disk with the rows SQLite holds (once per store, inside
+        the commit's transaction, before its changes); trusted from then on if they match."""
+        if not self._trusted and (found := dense.mismatch(self.vectors, self._stored_vectors)):
+            logger.warning("%s: %s; rebuilt from SQLite", ", ".join(self.layout.files), found)
+            return
+        self._trusted = True
 
     def commit(self, pending: list[PendingDocument], remove_keys: Iterable[str] = ()) -> int:
         """Replace/insert ``pending`` documents and delete ``remove_keys`` in one generation."""
         replaced = [p.document.key for p in pending]
         removing = list(dict.fromkeys([*remove_keys, *replaced]))
         target = self.generation + 1
+        written: Path | None = None
         self.db.execute("BEGIN IMMEDIATE")
         try:
+            self._check_vectors()
             removed_ids = self._delete_documents(removing)
             new_ids, new_vectors = self._insert(pending)
-            path = self._vector_path(target)
-            index = self._next_index(removed_ids, new_ids, new_vectors, path)
-            faiss.write_index(index, str(path) + ".tmp")
-            os.replace(str(path) + ".tmp", path)
+            vectors = self._next_vectors(removed_ids, new_ids, new_vectors)
+            layout = self.layout
+            if vectors.main is not self.vectors.main:  # a new main index, an empty tail
+                written = self.folder / vector_file(target)
+                layout = Layout(
+                    written.name, (), {written.name: write_vectors(vectors.main, written)}
+                )
+            elif new_ids:  # appended: this commit's vectors are one new tail segment
+                written = self.folder / added_file(target)
+                segment = dense.flat_index(np.asarray(new_ids), new_vectors)
+                layout = layout.extended(written.name, write_vectors(segment, written))
+            record(self.db, layout)
             self.db.execute("UPDATE state SET value = ? WHERE key = 'generation'", (str(target),))
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
-            self._vector_path(target).unlink(missing_ok=True)
+            if written is not None:
+                written.unlink(missing_ok=True)
             raise
-        self.generation, self.vectors = target, index
-        self._written = index
+        self.generation, self.layout, self.vectors = target, layout, vectors
+        self._trusted = True
         self.remove_stale_files()
         self._write_manifest()
         return target
@@ -601,7 +624,18 @@ class Store:
             self.dimension,
             self.settings.embedding_model,
             self.counts(),
+            self._vector_checksums(),
         )
+
+    def _vector_checksums(self) -> dict[str, str]:
+        """The checksum of each FAISS file of this generation: taken when it was written
+        (stored with the layout), or hashed once for an index written before layouts were."""
+        sums = {}
+        for name in self.layout.files:
+            if name not in self.layout.checksums and name not in self._checksums:
+                self._checksums[name] = file_sha256(self.folder / name)
+            sums[name] = self.layout.checksums.get(name) or self._checksums[name]
+        return sums
 
     def close(self) -> None:
         with self._lock:
