@@ -87,9 +87,9 @@ _API = {
     "function", "method", "class", "attribute", "data", "exception", "decorator",
     "decoratormethod", "classmethod", "staticmethod", "describe", "opcode", "cmdoption",
     "option", "envvar", "coroutinefunction", "coroutinemethod", "abstractmethod", "module",
-    "c:function", "c:macro", "c:type", "c:member", "c:var", "pdbcommand", "index",
+    "c:function", "c:macro", "c:type", "c:member", "c:var", "pdbcommand",
 }  # fmt: skip
-_KEEP_ARGUMENT = _API - {"module", "index"}
+_KEEP_ARGUMENT = _API - {"module"}
 _DIRECTIVE = re.compile(r"\.\.\s+([\w:-]+)::\s*(.*)")
 _ROLE = re.compile(r"(?::[\w:+-]+:)`([^`]*)`")
 _LINK = re.compile(r"`([^`<]*?)\s*(?:<[^`>]*>)?`__?")

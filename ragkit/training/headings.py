@@ -242,6 +242,7 @@ def save_groups(path: Path, groups: Sequence[TrainingGroup], meta: Mapping[str, 
                 "anchors": [rows[t] for t in g.anchors],
             }
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    Path(raw.name).chmod(0o644)  # NamedTemporaryFile makes it private
     Path(raw.name).replace(path)
 
 
