@@ -54,11 +54,17 @@ class Encoder:
     def encode_passages(
         self, passages: Sequence[str], progress: Callable[[int], None] | None = None
     ) -> np.ndarray:
-        """Embed passages in batches, calling ``progress(n_done_in_batch)`` after each batch."""
+        """Embed passages in batches, calling ``progress(n_done_in_batch)`` after each batch.
+
+        Passages are taken longest first across the whole call (sentence-transformers sorts
+        only within each of its calls), so batches hold texts of like length and pad little;
+        the vectors come back in the given order."""
         parts: list[np.ndarray] = []
         step = self.batch_size * 8
-        for start in range(0, len(passages), step):
-            batch = passages[start : start + step]
+        order = sorted(range(len(passages)), key=lambda i: -len(passages[i]))
+        ordered = [passages[i] for i in order]
+        for start in range(0, len(ordered), step):
+            batch = ordered[start : start + step]
             parts.append(self._encode([self.spec.passage_prefix + p for p in batch]))
             if progress:
                 progress(len(batch))
@@ -66,4 +72,6 @@ class Encoder:
                 self.on_passages(start + len(batch), len(passages))
         if not parts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.concatenate(parts)
+        vectors = np.empty((len(ordered), parts[0].shape[1]), dtype=np.float32)
+        vectors[order] = np.concatenate(parts)
+        return vectors
