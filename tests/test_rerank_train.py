@@ -10,11 +10,16 @@ import numpy as np
 import pytest
 import torch
 from safetensors.torch import load_file
+from typer.testing import CliRunner
 
+from ragkit.cli import app
+from ragkit.corpora.heading_sources import HeadingCorpus
+from ragkit.corpora.headings import HeadingPair
 from ragkit.paths import shared_data_dir
 from ragkit.rerank.backbone import Backbone
 from ragkit.rerank.config import RerankerConfig
 from ragkit.rerank.reranker import Reranker, load_model
+from ragkit.training import headings
 from ragkit.training.grpo import GRPOConfig
 from ragkit.training.train import TrainConfig, train_reranker
 
@@ -114,3 +119,55 @@ def test_upper_layers_over_lower_states_equal_the_backbone() -> None:
     assert torch.allclose(again[states.mask], states.hidden[states.mask], atol=1e-4)
     with pytest.raises(ValueError, match="tuned layers"):
         backbone.upper_layers(7)
+
+
+@pytest.mark.slow
+def test_heading_groups_train_a_tuned_reranker_from_the_cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "model"
+    unknown = CliRunner().invoke(app, ["rerank", "train", "--headings", "xx", "--out", str(out)])
+    assert unknown.exit_code == 2 and "no heading corpus for language 'xx'" in unknown.output
+    topics = {
+        "Boiling water": "Water boils at one hundred degrees at sea level and lower on mountains.",
+        "Swept wings": "Swept wings delay the shock wave and reduce drag near the speed of sound.",
+        "Cat food": "Cats need meat; a diet of fish and poultry keeps a cat healthy and lean.",
+        "Tea leaves": "Green tea leaves are steamed, black tea leaves are oxidised before drying.",
+        "Solar panels": "Solar panels turn sunlight into current through silicon cells.",
+        "Bread dough": "Yeast makes bread dough rise as it ferments sugars into carbon dioxide.",
+        "Sea tides": "Tides follow the moon, whose pull raises the ocean twice every day.",
+        "Bike gears": "Low bicycle gears make hills easier by trading speed for force.",
+        "Bee colonies": "A bee colony has one queen, thousands of workers and a few drones.",
+        "Rain clouds": "Rain falls when droplets in clouds merge and grow too heavy to float.",
+        "Chess openings": "Chess openings develop knights and bishops and fight for the centre.",
+        "River deltas": "Rivers drop sediment where they meet the sea and build a delta.",
+        "Violin strings": "A violin has four strings tuned in fifths and played with a bow.",
+        "Glass making": "Glass is made by melting sand with soda and lime in a furnace.",
+        "Moon phases": "The moon waxes from new to full and wanes back over a month.",
+        "Paper folding": "Origami folds a single square of paper into birds and boxes.",
+        "Coffee roasting": "Roasting turns green coffee beans brown and releases their aroma.",
+        "Snow crystals": "Snowflakes grow six arms as water vapour freezes onto ice.",
+    }
+    pairs = [
+        HeadingPair(h, body, "demo", "en", "demo.txt", f"demo.txt#{n}", f"demo.txt#{n}")
+        for n, (h, body) in enumerate(topics.items())
+    ]
+    corpora = [
+        HeadingCorpus("docs", "en", "train", lambda cache: pairs),
+        HeadingCorpus("docs-held-out", "en", "validation", lambda cache: pairs[1:]),
+    ]
+    monkeypatch.setattr(headings, "heading_corpora", lambda language: corpora)
+    monkeypatch.setenv("RAGKIT_CACHE", str(tmp_path / "cache"))
+    arguments = ["rerank", "train", "--headings", "en", "--tune-layers", "1", "--out", str(out)]
+    result = CliRunner().invoke(app, [*arguments, "--grpo-steps", "1"])
+    assert result.exit_code == 0, result.output
+    record = json.loads((out / "training.json").read_text())
+    assert record["data"]["kinds"] == {"heading": 18}  # one group per heading, 8 candidates
+    assert record["validation_groups"] == 2  # from the held-out corpus, a tenth as many
+    assert record["config"]["reranker"]["tuned_layers"] == 1
+    assert json.loads((out / "config.json").read_text())["group_size"] == 8
+    assert len(list((tmp_path / "cache" / "training" / "headings").glob("*/docs.jsonl.gz"))) == 1
+    corpora[0] = HeadingCorpus("docs", "en", "train", lambda cache: pairs[:5])
+    monkeypatch.setenv("RAGKIT_CACHE", str(tmp_path / "other-cache"))
+    few = CliRunner().invoke(app, ["rerank", "train", "--headings", "en", "--out", str(out)])
+    assert few.exit_code == 2 and "no training groups could be built" in few.output

@@ -3,6 +3,8 @@
 Example:
     $ ragkit rerank train --corpus ../shared/data/beir/cranfield --max-documents 700 --out my-reranker
     $ ragkit rerank train --corpus my-beir-set --judged my-beir-set --out my-reranker
+    $ ragkit rerank train --headings ar --backbone multilingual-e5-small --tune-layers 2 \
+        --language ar --out arabic-reranker
     $ ragkit rerank score "wing flutter" notes/*.txt --model my-reranker
 """
 
@@ -31,6 +33,14 @@ def train(
         help="BEIR folder with queries.jsonl + qrels/test.tsv: groups from its judged queries "
         "over a hybrid index of its corpus (built once under OUT/first-stage); repeatable.",
     ),
+    headings: list[str] = typer.Option(
+        [],
+        "--headings",
+        metavar="LANG",
+        help="Heading→passage groups of this language (documentation sections, hadith books; "
+        "whole corpora held out for validation). Built once per backbone and cached; the first "
+        "build reads the corpora's packages and takes minutes to tens of minutes. Repeatable.",
+    ),
     out: Path = typer.Option(..., "--out", help="Folder for model.safetensors + config.json."),
     objective: str = typer.Option("groupwise", help="groupwise (SFT + GRPO) | pointwise (BCE)."),
     max_documents: int | None = typer.Option(
@@ -38,23 +48,40 @@ def train(
     ),
     max_groups: int | None = typer.Option(None, "--max-groups", min=1, help="Cap on groups."),
     grpo_steps: int = typer.Option(100, "--grpo-steps", min=0, help="GRPO steps after SFT."),
+    backbone: str = typer.Option(
+        "all-minilm-l6-v2",
+        "--backbone",
+        help="Encoder whose token states the reranker reads: all-minilm-l6-v2 (English) or "
+        "multilingual-e5-small.",
+    ),
+    tune_layers: int = typer.Option(
+        0,
+        "--tune-layers",
+        min=0,
+        help="Train the backbone's top N layers too (their states below are cached once).",
+    ),
+    language: str = typer.Option("en", "--language", help="Language of the training text."),
     seed: int = typer.Option(13, "--seed", help="Seed for data, initialisation and sampling."),
 ) -> None:
-    """Synthetic (and judged) groups → SFT warm start → GRPO; prints validation nDCG@10.
+    """Synthetic, heading and judged groups → SFT warm start → GRPO; prints validation nDCG@10.
 
     GRPO's rewards come from the judged groups when ``--judged`` is given.
     """
+    from ragkit.rerank.config import RerankerConfig
     from ragkit.training.train import TrainConfig, train_reranker
 
     try:
         config = TrainConfig(
             corpora=corpus,
             judged=judged,
+            headings=headings,
             output=out,
             objective=objective,
             max_documents=max_documents,
             max_groups=max_groups,
             grpo_steps=grpo_steps,
+            reranker=RerankerConfig(backbone=backbone, tuned_layers=tune_layers),
+            language=language,
             seed=seed,
         )
     except ValueError as error:

@@ -39,6 +39,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
@@ -335,6 +336,41 @@ def heading_groups(
                 save_groups(path, groups, {**meta, "backbone": name, "settings": settings})
             result[corpus.name] = load_groups(path)[1]
     return result
+
+
+def cut_group(group: TrainingGroup, size: int) -> TrainingGroup:
+    """``group`` cut to ``size`` candidates: its positives, then the negatives the first stage
+    ranked highest (the kept candidates stay in their shown order).
+
+    Example:
+        >>> group = TrainingGroup("q", "heading", "a", ("a", "b", "c"), ("A", "B", "C"),
+        ...                       (0, 10, 0), (0.2, 0.5, 0.9), ())
+        >>> cut_group(group, 2).doc_ids
+        ('b', 'c')
+    """
+    order = sorted(
+        range(len(group.labels)), key=lambda i: (group.labels[i] < POSITIVE, -group.prior[i])
+    )
+    kept = sorted(order[:size])
+    return replace(
+        group,
+        doc_ids=tuple(group.doc_ids[i] for i in kept),
+        passages=tuple(group.passages[i] for i in kept),
+        labels=tuple(group.labels[i] for i in kept),
+        prior=tuple(group.prior[i] for i in kept),
+    )
+
+
+def heading_splits(
+    languages: Iterable[str], backbone: str | Backbone, size: int
+) -> tuple[list[TrainingGroup], list[TrainingGroup]]:
+    """The heading groups of ``languages`` read by ``backbone``, cut to ``size`` candidates:
+    those of the training corpora and those of the held-out ones, in corpus order."""
+    parts = []
+    for split in ("train", "validation"):
+        corpora = heading_groups(languages, backbone=backbone, split=split)
+        parts.append([cut_group(g, size) for name in sorted(corpora) for g in corpora[name]])
+    return parts[0], parts[1]
 
 
 def heading_stats(groups: Mapping[str, Sequence[TrainingGroup]]) -> list[dict[str, object]]:

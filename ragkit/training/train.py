@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field
@@ -47,6 +48,7 @@ from ragkit.training.grpo import (
     rollout_log_probs,
     sample_rollouts,
 )
+from ragkit.training.headings import heading_splits
 from ragkit.training.judged import first_stage_index, judged_groups
 from ragkit.training.rewards import ndcg_at_k, rollout_rewards
 from ragkit.training.synthetic import TrainingGroup, build_groups, read_beir_corpus
@@ -62,6 +64,7 @@ class TrainConfig(BaseModel):
 
     corpora: list[Path] = Field(default_factory=list)
     judged: list[Path] = Field(default_factory=list)  # BEIR folders with queries + qrels
+    headings: list[str] = Field(default_factory=list)  # languages of heading→passage groups
     output: Path
     reranker: RerankerConfig = Field(default_factory=RerankerConfig)
     objective: str = Field(default="groupwise", pattern="^(groupwise|pointwise)$")
@@ -111,8 +114,11 @@ class Trainer:
         self.progress = progress
         torch.manual_seed(config.seed)
         torch.set_num_threads(config.threads)
+        self.backbone = Backbone(config.reranker.backbone)
+        if self.backbone.dimension != config.reranker.backbone_dim:  # e.g. a 768-d backbone
+            reranker = config.reranker.model_copy(update={"backbone_dim": self.backbone.dimension})
+            config = self.config = config.model_copy(update={"reranker": reranker})
         shape = config.reranker
-        self.backbone = Backbone(shape.backbone)
         tuned = shape.tuned_layers
         self.passages = StateBank(self.backbone, shape.doc_tokens, "passage", tuned)
         self.queries = StateBank(self.backbone, shape.query_tokens, "query", tuned)
@@ -121,16 +127,21 @@ class Trainer:
         self.objective = config.objective
 
     def build_data(self) -> tuple[list[TrainingGroup], list[TrainingGroup]]:
-        """Synthetic and judged groups, shuffled and split into train / validation.
+        """Synthetic, heading and judged groups, shuffled and split into train / validation.
 
-        Synthetic groups are held out by group, judged ones by query (a held-out query's
-        groups are all held out).
+        Synthetic groups are held out by group, heading groups by corpus (the held-out corpora
+        of :mod:`ragkit.training.headings`), judged ones by query (a held-out query's groups
+        are all held out).
         """
-        if not self.config.corpora and not self.config.judged:
-            raise RagkitError("reranker training needs --corpus or --judged data")
+        if not (self.config.corpora or self.config.judged or self.config.headings):
+            raise RagkitError("reranker training needs --corpus, --headings or --judged data")
         groups = self.synthetic_groups()
         held = round(len(groups) * self.config.validation_share)
         train, validation = groups[held:], groups[:held]
+        if self.config.headings:
+            headed, held_out = self.heading_groups()
+            train += headed
+            validation += held_out
         for dataset in self.config.judged:
             judgments = load_judgments(dataset)
             queries = list(judgments.judged)
@@ -149,9 +160,26 @@ class Trainer:
                 )
             index.close()
             log.info("%s: %d judged queries → groups", dataset, len(queries))
+        if not train:
+            raise RagkitError(
+                "no training groups could be built from the given data (too few documents or "
+                "passages for groups of their size; see the warnings above)"
+            )
         random.Random(self.config.seed).shuffle(train)
         self.passages.add([p for g in (*train, *validation) for p in (*g.passages, *g.anchors)])
         return train, validation
+
+    def heading_groups(self) -> tuple[list[TrainingGroup], list[TrainingGroup]]:
+        """Heading groups of the configured languages (seeded sample of ``max_groups``), and
+        held-out ones: ``validation_share`` as many as there are training groups."""
+        size = self.config.reranker.group_size
+        train, held_out = heading_splits(self.config.headings, self.backbone, size)
+        rng = random.Random(self.config.seed)
+        rng.shuffle(train)
+        rng.shuffle(held_out)
+        train = train[: self.config.max_groups]
+        log.info("heading groups: %d to train, %d held out", len(train), len(held_out))
+        return train, held_out[: max(1, round(len(train) * self.config.validation_share))]
 
     def first_stage_index(self, judgments: Judgments) -> Index:
         """A hybrid index of the judged collection's corpus (built on first use, then kept)."""
@@ -184,12 +212,12 @@ class Trainer:
         upper = self.model.upper
         tuned = {id(p) for p in upper.parameters()} if upper is not None else set()
         own = [p for p in self.model.parameters() if id(p) not in tuned]
-        groups: list[dict[str, object]] = [{"params": own, "lr": learning_rate}]
+        groups: list[dict[str, Any]] = [{"params": own, "lr": learning_rate}]
         if upper is not None:
             scale = learning_rate / self.config.learning_rate
             rate = self.config.backbone_learning_rate * scale
             groups.append({"params": list(upper.parameters()), "lr": rate})
-        return torch.optim.AdamW(groups)  # type: ignore[arg-type]
+        return torch.optim.AdamW(groups)
 
     def batch(self, groups: Sequence[TrainingGroup]) -> GroupBatch:
         batch = make_batch(
