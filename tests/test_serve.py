@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -103,6 +104,32 @@ def test_indexes_health_docs_and_errors(server: httpx.Client, folder: Path) -> N
     assert bad_mode.status_code == 422
     empty = server.post("/search", json={"query": " ?", "index": "main"})
     assert empty.status_code == 422 and "empty query" in empty.text
+    body = {"query": "water", "index": "main", "language": "xx"}
+    unknown_language = server.post("/search", json=body)
+    assert unknown_language.status_code == 422
+    assert "language 'xx': not a language ragkit knows" in unknown_language.text
+    body["language"] = "ar"
+    assert server.post("/search", json=body).status_code == 200
+
+
+@pytest.mark.slow  # a server process loading the model: ~30 s on a busy 2-core machine
+def test_docs_pages_load_their_assets_from_the_server(server: httpx.Client) -> None:
+    """/docs (Swagger UI) and /redoc work offline: no URL on another host, and every script,
+    stylesheet and icon they name is a path on this server answering with its content."""
+    kinds = {".js": "javascript", ".css": "text/css", ".png": "image/png"}
+    pages = {"/docs": ("SwaggerUIBundle", {".js", ".css"}), "/redoc": ("Redoc", {".js"})}
+    for page, (library, needed) in pages.items():
+        response = server.get(page)
+        assert response.status_code == 200 and "http" not in response.text
+        assets = re.findall(r'(?:src|href)="([^"]+)"', response.text)
+        assert needed <= {Path(url).suffix for url in assets}
+        for url in assets:
+            assert url.startswith("/") and not url.startswith("//"), url
+            asset = server.get(url)
+            assert asset.status_code == 200, url
+            assert kinds[Path(url).suffix] in asset.headers["content-type"], url
+            if url.endswith(".js"):
+                assert library in asset.text, url
 
 
 @pytest.mark.slow  # a server process loading the model: ~30 s on a busy 2-core machine

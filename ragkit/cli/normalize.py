@@ -12,9 +12,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ragkit.cli.checks import check_language
 from ragkit.cli.output import console, fail
 from ragkit.errors import RagkitError
+from ragkit.normalize.detect import check_language
 
 
 def normalize_command(

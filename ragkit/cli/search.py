@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.table import Table
 
-from ragkit.cli.checks import check_language
 from ragkit.cli.ingest import CONFIG
 from ragkit.cli.output import console, errors, fail, plain
 from ragkit.errors import RagkitError
+from ragkit.normalize.detect import check_language
 from ragkit.search.query import check_query
 
 if TYPE_CHECKING:

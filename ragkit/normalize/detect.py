@@ -41,6 +41,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from ragkit.errors import RagkitError
 from ragkit.normalize.language_rules import (
     AMHARIC_A,
     TIGRINYA_A,
@@ -187,6 +188,36 @@ def _py3langid_labels() -> frozenset[str]:
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     return frozenset(LanguageIdentifier.from_model_file(MODEL_FILE).nb_classes)
+
+
+# Languages ragkit treats on their own besides what py3langid identifies.
+_OWN_LANGUAGES = frozenset({"ar", "fa", "ur", "ckb", "am", "ti", "en"})
+
+
+@functools.cache
+def known_languages() -> frozenset[str]:
+    """ISO 639 codes ragkit can analyze: its own languages, every script's candidates and
+    every language py3langid identifies."""
+    candidates = {code for codes in SCRIPT_LANGUAGES.values() for code in codes}
+    return _OWN_LANGUAGES | candidates | _py3langid_labels()
+
+
+def check_language(code: str, option: str = "--lang") -> None:
+    """Refuse a language code ragkit does not know (:func:`known_languages`); ``option``
+    names where it came from (a CLI option, a request field) in the message.
+
+    Example:
+        >>> check_language("ar")
+        >>> check_language("xx")
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.RagkitError: --lang 'xx': not a language ragkit knows; use an ISO 639 code such as en, ar, fa, ur, ckb, am, ti
+    """
+    if code not in known_languages():
+        raise RagkitError(
+            f"{option} {code!r}: not a language ragkit knows; use an ISO 639 code such as "
+            "en, ar, fa, ur, ckb, am, ti"
+        )
 
 
 def _ordered(allowed: Collection[str]) -> list[str]:

@@ -1,8 +1,11 @@
 """The HTTP API of ``ragkit serve`` (FastAPI): search served indexes, list them, health.
 
-Endpoints: ``POST /search``, ``GET /indexes``, ``GET /health``; OpenAPI docs at ``/docs``.
+Endpoints: ``POST /search``, ``GET /indexes``, ``GET /health``; OpenAPI docs at ``/docs``
+(Swagger UI) and ``/redoc``, their JavaScript and CSS served by the app itself from the
+fastapi-offline package (no CDN: the pages work on a machine without internet).
 Errors are JSON ``{"detail": ...}``: an unknown index is 404, a request that does not fit the
-schema (an empty query, an unknown ``mode``) 422, a search ragkit refuses 422 with its message.
+schema (an empty query, an unknown ``mode`` or ``language``) 422, a search ragkit refuses 422
+with its message.
 
 Example:
     >>> from fastapi.testclient import TestClient  # doctest: +SKIP
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 
 from ragkit.errors import RagkitError
 from ragkit.serve.indexes import ServedIndexes, UnknownIndexError
@@ -25,8 +29,9 @@ from ragkit.serve.schemas import Health, IndexSummary, SearchRequest, SearchResp
 
 def create_app(served: ServedIndexes, version: str = "") -> FastAPI:
     """A FastAPI app answering for ``served``. Handlers are plain functions, so FastAPI runs
-    concurrent searches on its thread pool."""
-    app = FastAPI(
+    concurrent searches on its thread pool. ``/docs`` and ``/redoc`` load their assets from
+    the app (FastAPI's ``get_swagger_ui_html`` and ``get_redoc_html`` with local URLs)."""
+    app = FastAPIOffline(
         title="ragkit",
         version=version or "0",
         description="Search ragkit index folders: hybrid (dense + BM25), dense or sparse, "

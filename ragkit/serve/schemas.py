@@ -8,13 +8,22 @@ Example:
     ...
     pydantic_core._pydantic_core.ValidationError: 1 validation error for SearchRequest
     ...
+    >>> SearchRequest.model_validate({"query": "water", "language": "xx"})
+    Traceback (most recent call last):
+    ...
+    pydantic_core._pydantic_core.ValidationError: 1 validation error for SearchRequest
+    language
+      Value error, language 'xx': not a language ragkit knows; use an ISO 639 code such as en, ar, fa, ur, ckb, am, ti [...]
+    ...
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field, field_validator
 
+from ragkit.errors import RagkitError
 from ragkit.index import Hit
+from ragkit.normalize.detect import check_language
 from ragkit.search.fusion import FusionMethod, SearchMode
 
 
@@ -31,7 +40,9 @@ class SearchRequest(BaseModel):
         None, description="language, source (a glob) or a metadata key, each to match exactly."
     )
     fusion: FusionMethod | None = Field(None, description="Hybrid fusion; default: the index's.")
-    language: str | None = Field(None, description="Analyze the query as this ISO 639 code.")
+    language: str | None = Field(
+        None, description="Analyze the query as this ISO 639 code (e.g. en, ar; one ragkit knows)."
+    )
     rerank: bool = Field(False, description="Rerank the first stage with the groupwise reranker.")
 
     @field_validator("query")
@@ -40,6 +51,16 @@ class SearchRequest(BaseModel):
         if not any(character.isalnum() for character in query):
             raise ValueError("empty query: give words to search for")
         return query
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, language: str | None) -> str | None:
+        if language is not None:
+            try:
+                check_language(language, "language")
+            except RagkitError as error:
+                raise ValueError(str(error)) from None
+        return language
 
 
 class SearchResponse(BaseModel):
