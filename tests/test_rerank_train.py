@@ -18,6 +18,7 @@ from ragkit.corpora.headings import HeadingPair
 from ragkit.paths import shared_data_dir
 from ragkit.rerank.backbone import Backbone
 from ragkit.rerank.config import RerankerConfig
+from ragkit.rerank.model import FEATURES, GroupwiseReranker
 from ragkit.rerank.reranker import Reranker, load_model
 from ragkit.training import headings
 from ragkit.training.grpo import GRPOConfig
@@ -119,6 +120,27 @@ def test_upper_layers_over_lower_states_equal_the_backbone() -> None:
     assert torch.allclose(again[states.mask], states.hidden[states.mask], atol=1e-4)
     with pytest.raises(ValueError, match="tuned layers"):
         backbone.upper_layers(7)
+
+
+def test_tuned_inference_lifts_each_candidate_once_with_the_forward_scores() -> None:
+    backbone = Backbone("all-minilm-l6-v2")
+    tuned = TINY.model_copy(update={"tuned_layers": 1})
+    torch.manual_seed(0)
+    model = GroupwiseReranker(tuned, backbone.upper_layers(1)).eval()
+    texts = ["swept wings", "wing flutter at transonic speed", "tax law", "boundary layer"]
+    query = backbone.encode(["wing flutter"], 16, "query", tuned=1)
+    docs = backbone.encode(texts, 32, "passage", tuned=1)
+    features = torch.randn(1, 4, FEATURES)
+    with torch.no_grad():
+        through = model(query.lower, query.mask, docs.lower[None], docs.mask[None], features)
+        lifted = model.interact(
+            model.upper(query.lower, query.mask),
+            query.mask,
+            model.upper(docs.lower, docs.mask)[None],
+            docs.mask[None],
+            features,
+        )
+    assert torch.allclose(through, lifted, atol=1e-5)
 
 
 @pytest.mark.slow

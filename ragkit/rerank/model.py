@@ -142,6 +142,19 @@ class GroupwiseReranker(nn.Module):
             docs = self.upper(docs.reshape(batch * slots, tokens, width), flat_mask).reshape(
                 docs.shape
             )
+        return self.interact(query, query_mask, docs, doc_mask, features)
+
+    def interact(
+        self,
+        query: torch.Tensor,
+        query_mask: torch.Tensor,
+        docs: torch.Tensor,
+        doc_mask: torch.Tensor,
+        features: torch.Tensor,
+    ) -> torch.Tensor:
+        """:meth:`forward` after the tuned upper layers: ``query`` and ``docs`` are backbone
+        top-layer states (inference runs the upper layers once per candidate, not once per
+        group it lands in)."""
         docs, doc_mask = pool_tokens(docs, doc_mask, self.config.pool_stride)
         batch, slots, tokens, _ = docs.shape
         q = self.input(self.input_norm(query)) + self.kind.weight[0]

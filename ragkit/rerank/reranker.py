@@ -236,7 +236,11 @@ class Reranker:
         count = docs.hidden.shape[0]
         prior = first_stage_prior(None, count) if prior is None else prior
         signals = candidate_signals(query, docs, overlap, prior, anchor_vectors(docs, prior))
-        tuned = self.model.upper is not None
+        upper = self.model.upper
+        query_states, doc_states = query.hidden, docs.hidden
+        if upper is not None:  # once per candidate, whatever groups it lands in
+            query_states = upper(query.model_input(True), query.mask)
+            doc_states = upper(docs.model_input(True), docs.mask)
         total = np.zeros(count)
         size = self.config.group_size
         passes = 1 if count <= size else self.passes
@@ -247,10 +251,10 @@ class Reranker:
                 members = torch.as_tensor(order[group])
                 valid = torch.ones(1, len(members), dtype=torch.bool)
                 features = group_features(signals[members].unsqueeze(0), valid)
-                logits = self.model(
-                    query.model_input(tuned),
+                logits = self.model.interact(
+                    query_states,
                     query.mask,
-                    docs.model_input(tuned)[members].unsqueeze(0),
+                    doc_states[members].unsqueeze(0),
                     docs.mask[members].unsqueeze(0),
                     features,
                 )
