@@ -24,7 +24,7 @@ from ragkit.corpora import (
     split_documents,
 )
 from ragkit.corpora.formats import fluent_values, in_script, strip_html
-from ragkit.corpora.readers import firefox_reader, libreoffice_reader
+from ragkit.corpora.readers import firefox_reader, handbook_reader, libreoffice_reader
 from ragkit.errors import RagkitError
 
 
@@ -121,7 +121,10 @@ def test_fluent_and_firefox_reader(tmp_path: Path) -> None:
     xpi.parent.mkdir(parents=True)
     with zipfile.ZipFile(xpi, "w") as pack:
         pack.writestr("localization/fa/a.ftl", ftl)
-        pack.writestr("chrome/fa/b.properties", "k = مرورگر\nen = English\n")
+        pack.writestr(
+            "chrome/fa/b.properties",
+            "k = مرورگر\nen = English\nlink = <a data-l10n-name='more'>بیشتر</a> بدانید\n",
+        )
         pack.writestr("manifest.json", "{}")
     source = CorpusSource("firefox-esr-l10n-fa", "deb", "1", "MPL-2.0", "ui", lambda r, s: iter(()))
     docs = list(firefox_reader("arabic")(tmp_path, source))
@@ -129,8 +132,31 @@ def test_fluent_and_firefox_reader(tmp_path: Path) -> None:
         "firefox-esr-l10n-fa/chrome/fa/b.properties",
         "firefox-esr-l10n-fa/localization/fa/a.ftl",
     ]
-    assert docs[0].text == "مرورگر"
+    assert docs[0].text == "مرورگر\nبیشتر بدانید"  # inline markup stripped
     assert "Only English" not in docs[1].text
+
+
+def test_handbook_reader_reads_translated_sections(tmp_path: Path) -> None:
+    html = tmp_path / "usr/share/doc/debian-handbook/html"
+    for edition, heading, text in (
+        ("en-US", "Package updates", "Updates keep packages current."),
+        ("ar-MA", "تحديث الحزم", "تبقي التحديثات الحزم حديثة."),
+    ):
+        (html / edition).mkdir(parents=True)
+        (html / edition / "sect.apt.html").write_text(
+            f'<html><head><link rel="up" href="apt.html" title="x" /></head><body>'
+            f'<h2 class="title"><a id="s1"></a>6.1. {heading}</h2>'
+            f'<div class="para">{text}</div></body></html>',
+            "utf-8",
+        )
+    source = CorpusSource("debian-handbook", "deb", "1", "GPL", "docs", lambda r, s: iter(()))
+    docs = list(handbook_reader("ar-MA")(tmp_path, source))
+    assert [(d.id, d.text) for d in docs] == [
+        ("debian-handbook/ar-MA/sect.apt.html/0", "تحديث الحزم\nتبقي التحديثات الحزم حديثة.")
+    ]
+    assert docs[0].source.endswith("/ar-MA/sect.apt.html#s1")
+    with pytest.raises(RagkitError, match="no fa-IR edition"):
+        list(handbook_reader("fa-IR")(tmp_path, source))
 
 
 def test_text_helpers() -> None:

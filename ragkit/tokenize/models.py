@@ -56,6 +56,9 @@ class TrainingOptions:
     character_coverage: float = 0.9995
     seed: int = 0
     max_sentences: int = 2_000_000
+    # Characters outside the vocabulary become their UTF-8 bytes instead of one unknown piece.
+    byte_fallback: bool = False
+    required_chars: str = ""  # always single pieces, however rare in the corpus
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,8 @@ def train(texts: Iterable[str], options: TrainingOptions, label: str = "model") 
             shuffle_input_sentence=True,
             normalization_rule_name="identity",  # ragkit normalizes; offsets stay exact
             split_digits=True,
+            byte_fallback=options.byte_fallback,
+            required_chars=options.required_chars,
             num_threads=1,
             max_sentence_length=MAX_SENTENCE_CHARS * 4,
             hard_vocab_limit=False,  # a small corpus yields fewer pieces, not an error
