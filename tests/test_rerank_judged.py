@@ -105,5 +105,5 @@ def test_training_on_judgments_holds_out_whole_queries(judged_set: Path, tmp_pat
 
 
 def test_training_without_data_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(RagkitError, match="--corpus or --judged"):
+    with pytest.raises(RagkitError, match="--corpus, --headings or --judged"):
         Trainer(TrainConfig(output=tmp_path)).build_data()
