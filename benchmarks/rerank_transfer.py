@@ -45,7 +45,6 @@ import copy
 import json
 import logging
 import random
-import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +56,12 @@ import ragkit  # noqa: F401  (thread policy before torch/faiss load: ragkit.thre
 
 import numpy as np
 import torch
-from rerank import mixed, paired_p, per_query_ndcg  # benchmarks/rerank.py (judged-only folds)
+from rerank import (  # benchmarks/rerank.py (judged-only folds)
+    latency,
+    mixed,
+    paired_p,
+    per_query_ndcg,
+)
 from rich.console import Console
 from rich.table import Table
 
@@ -219,22 +223,6 @@ def train_variants(
     return models, record
 
 
-def latency(model: GroupwiseReranker, runs: dict, judgments: Judgments, size: int) -> float:
-    """Median seconds of ``Reranker.rank`` on ``size`` candidates (encoding included)."""
-    reranker = Reranker(model)
-    times = []
-    for query_id in list(runs)[:12]:
-        candidates = runs[query_id][:size]
-        clock = time.perf_counter()
-        reranker.rank(
-            judgments.queries[query_id],
-            [t for _, t, _ in candidates],
-            [s for *_, s in candidates],
-        )
-        times.append(time.perf_counter() - clock)
-    return statistics.median(times[1:])
-
-
 def report_rows(
     family: str,
     judgments: dict[str, Judgments],
@@ -362,7 +350,9 @@ def main() -> None:
         key=lambda v: sum(sets[n][v]["mixed"]["ndcg_at_10"] for n in REPORTED[args.family]),
     )
     timing = {
-        f"rank_{n}": round(latency(models[best], runs[first_set], judgments[first_set], n), 3)
+        f"rank_{n}": round(
+            latency(models[best], runs[first_set], judgments[first_set].queries, n), 3
+        )
         for n in (20, 50)
     }
     if args.save:
