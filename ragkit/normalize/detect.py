@@ -118,8 +118,10 @@ class LanguageGuess:
     method: Method
 
 
+@functools.lru_cache(maxsize=8192)
 def script_of(char: str) -> str | None:
-    """The script of one character, or ``None`` for digits, punctuation and spaces.
+    """The script of one character, or ``None`` for digits, punctuation and spaces (cached:
+    text repeats the same few hundred characters, and every query goes through here).
 
     Example:
         >>> script_of("ب"), script_of("7")
