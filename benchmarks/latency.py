@@ -9,10 +9,11 @@ Run::
 The index: the Cranfield corpus (``../shared/data/beir``, 1,400 abstracts; ``--datasets
 cranfield cisi`` adds CISI's 1,460) ingested with the ``sentence`` chunker at
 ``--chunk-tokens`` (64: more, shorter chunks) and all-MiniLM-L6-v2, kept under
-``~/.cache/ragkit/benchmarks`` and reused by later runs (``--rebuild`` makes it again). On this
-shared 2-core machine under load, ingest ran at ~6 documents/s, so Cranfield (~7.7k chunks) is
-the largest index built within the 5 minutes a run may take; the 100k chunks of the latency
-goal would take hours here. Queries: the Cranfield and CISI queries, in turn.
+``~/.cache/ragkit/benchmarks`` and reused by later runs (``--rebuild`` makes it again;
+``--build-only`` stops after building). ``--datasets cranfield cisi python-manual
+--chunk-tokens 32`` adds the Python 3.11 manual (:mod:`ragkit.corpora`) for an index of
+~129k chunks; it took 50 minutes to build on this shared 2-core machine. Queries: the
+Cranfield and CISI queries, in turn (median 20 tokens, the longest 114).
 
 In one run, with ragkit's default thread policy (:mod:`ragkit.threads`):
 
@@ -20,6 +21,9 @@ In one run, with ragkit's default thread policy (:mod:`ragkit.threads`):
   warm-up queries, with the machine as it is (``idle``), then again while two busy processes
   (``python -c "while True: pass"``) run beside it (``busy``). The load average is recorded
   with each, as other work on a shared machine counts too.
+- **query encoding alone**, idle, in the same run: ragkit's query path
+  (:meth:`ragkit.embed.Encoder.encode_queries`: one forward pass on one thread) and, as the
+  peer, ``SentenceTransformer.encode`` of the same model on ragkit's thread count.
 - **HTTP**: ``ragkit serve`` started on a free port (start-up = until ``/health`` answers),
   ``POST /search`` from 1 client, then from 8 concurrent clients (threads, one connection
   each): p50/p95 per request and requests per second.
@@ -53,6 +57,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragkit import Index
+from ragkit.corpora import load_corpus
 from ragkit.evaluate import load_queries
 from ragkit.paths import cache_dir, shared_data_dir
 
@@ -60,6 +65,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULT = ROOT / "benchmarks" / "results" / "latency.json"
 MODEL = "all-minilm-l6-v2"
 DATASETS = ("cranfield", "cisi")
+CORPORA = (*DATASETS, "python-manual")  # the manual: ragkit.corpora's English source
 RAGKIT = str(Path(sys.executable).parent / "ragkit")
 
 
@@ -73,11 +79,26 @@ def build_index(
     clock = time.perf_counter()
     settings = {"chunker": "sentence", "chunk_tokens": chunk_tokens}
     with Index.open(folder, create=True, model=MODEL, **settings) as index:
-        beir = shared_data_dir() / "beir"
-        report = index.ingest([beir / name / "corpus.jsonl" for name in datasets])
+        report = index.ingest([corpus_file(name) for name in datasets])
         counts = index.store.counts()
     spent = round(time.perf_counter() - clock, 1)
     return {**counts, "documents_added": report.documents_added, "build_seconds": spent}
+
+
+def corpus_file(name: str) -> Path:
+    """The JSONL file of corpus ``name``: a shared BEIR corpus, or the Python 3.11 manual
+    (497 pages, 1.4M words; :func:`ragkit.corpora.load_corpus`) written out once as records."""
+    if name in DATASETS:
+        return shared_data_dir() / "beir" / name / "corpus.jsonl"
+    path = cache_dir() / "benchmarks" / "python-manual.jsonl"
+    if not path.exists():
+        records = (
+            json.dumps({"_id": doc.id, "text": doc.text}, ensure_ascii=False)
+            for doc in load_corpus("en")
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(f"{line}\n" for line in records), encoding="utf-8")
+    return path
 
 
 def queries(limit: int) -> list[str]:
@@ -213,17 +234,37 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200, help="queries per condition")
     parser.add_argument("--chunk-tokens", type=int, default=64)
     parser.add_argument(
-        "--datasets", nargs="+", choices=DATASETS, default=["cranfield"], help="corpora indexed"
+        "--datasets", nargs="+", choices=CORPORA, default=["cranfield"], help="corpora indexed"
     )
     parser.add_argument("--rebuild", action="store_true", help="build the index again")
+    parser.add_argument(
+        "--build-only", action="store_true", help="build (or complete) the index, then stop"
+    )
     args = parser.parse_args()
     folder = cache_dir() / "benchmarks" / f"latency-{'-'.join(args.datasets)}-{args.chunk_tokens}"
     built = build_index(folder, args.datasets, args.chunk_tokens, args.rebuild)
+    if args.build_only:
+        print(json.dumps(built))
+        return
     texts = queries(args.queries)
     rows: dict[str, dict[str, float]] = {}
     with Index.open(folder) as index:
         timed(index.search, texts[:10])
         rows["in-process, idle"] = summary(timed(index.search, texts))
+        encoder = index.encoder
+        rows["query encoding, ragkit"] = summary(
+            timed(lambda q: encoder.encode_queries([q]), texts)
+        )
+        rows["query encoding, sentence-transformers"] = summary(
+            timed(
+                lambda q: encoder.model.encode(
+                    [encoder.spec.query_prefix + q],
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                ),
+                texts,
+            )
+        )
         with busy_processes(2):
             rows["in-process, 2 busy processes"] = summary(timed(index.search, texts))
     with server(folder) as (url, startup):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from ragkit.embed import Encoder
 
@@ -52,3 +53,9 @@ def test_a_model_left_in_training_mode_still_gives_the_same_vector(encoder: Enco
         np.testing.assert_array_equal(encoder.encode_queries(["heat transfer"]), expected)
     finally:
         encoder.model.eval()
+
+
+def test_one_query_leaves_the_thread_count_as_it_was(encoder: Encoder) -> None:
+    before = torch.get_num_threads()
+    encoder.encode_queries(["wing flutter"])
+    assert torch.get_num_threads() == before
