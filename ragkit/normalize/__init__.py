@@ -67,6 +67,13 @@ LANGUAGE_SCRIPT: dict[str, str] = {
     "ru": "Cyrl", "uk": "Cyrl", "bg": "Cyrl", "el": "Grek", "he": "Hebr", "hi": "Deva",
     "zh": "Hani",
 }  # fmt: skip
+# Characters that get a byte of their own in a pipeline's translation table, next to ASCII: a
+# text written in them alone takes bytes.translate (speed only; any other text is exact too).
+ALPHABETS: dict[str, str] = {
+    "Arab": "".join(map(chr, range(0x060C, 0x0671)))
+    + "پچژکگیہھےۃ۔۰۱۲۳۴۵۶۷۸۹\u00a0\u200b\u200c\u200d\u200e\u200f«»–—‘’“”…",
+    "Latn": "".join(map(chr, range(0x00A0, 0x0100))) + "\u200b\u200c\u200d\u200e\u200f–—‘’“”…€",
+}
 PERSO_ARABIC_LANGUAGES = frozenset({"fa", "ckb", "ur"})
 GEEZ_LANGUAGES = frozenset({"am", "ti"})
 # Perso-Arabic languages keep alif variants (Persian آ) and their own yeh (the script step).
@@ -125,7 +132,7 @@ def normalizer_for(
 
         steps.append(LexicalNormalization(language="en"))
     steps.append(Whitespace())
-    return Pipeline(steps, name=language)
+    return Pipeline(steps, name=language, alphabet=ALPHABETS.get(script, ""))
 
 
 def normalize(

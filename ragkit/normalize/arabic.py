@@ -154,7 +154,7 @@ class HamzaComposition(RegexSub):
     def __init__(self) -> None:
         seats = "".join(sorted({seat for seat, _ in _HAMZA_SEATS}))
         pattern = re.compile(f"([{seats}])([\u064b-\u0652]*)([{HAMZA_ABOVE}{HAMZA_BELOW}])")
-        super().__init__(pattern, self._compose, name="hamza")
+        super().__init__(pattern, self._compose, name="hamza", triggers=HAMZA_ABOVE + HAMZA_BELOW)
 
     @staticmethod
     def _compose(match: re.Match[str]) -> str:

@@ -24,19 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-OffsetArray = npt.NDArray[np.int32]
-
-
-_COUNTING = np.arange(0, dtype=np.int32)
-
-
-def counting(length: int) -> OffsetArray:
-    """A read-only ``arange(length)`` view of one shared buffer (identity offsets, no copy)."""
-    global _COUNTING
-    if len(_COUNTING) < length:
-        _COUNTING = np.arange(max(length, 2 * len(_COUNTING), 1 << 16), dtype=np.int32)
-        _COUNTING.flags.writeable = False
-    return _COUNTING[:length]
+from ragkit.normalize.translation import OffsetArray, TranslationTable, counting
 
 
 def as_offsets(values: Iterable[int] | npt.ArrayLike) -> OffsetArray:
@@ -77,6 +65,14 @@ class Normalized:
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+    @classmethod
+    def _trusted(cls, text: str, offsets: OffsetArray, source_length: int) -> Normalized:
+        """Built without checks: ``offsets`` is a read-only int32 array, one per character."""
+        normalized = object.__new__(cls)
+        fields = normalized.__dict__  # frozen: the fields go into the instance dict directly
+        fields["text"], fields["offsets"], fields["source_length"] = text, offsets, source_length
+        return normalized
 
     @classmethod
     def identity(cls, text: str) -> Normalized:
@@ -183,6 +179,15 @@ class Step(ABC):
         """
         return False
 
+    def triggers(self) -> str | None:
+        """Characters without which ``apply`` returns its input as is (None: no such set known).
+
+        :class:`Pipeline` compiles its leading steps that know theirs into one
+        :class:`~ragkit.normalize.translation.TranslationTable` with its character maps.
+        Characters outside the BMP need not be listed: text holding one never takes the table.
+        """
+        return None
+
     def __call__(self, value: str | Normalized) -> Normalized:
         if isinstance(value, str):
             return self.apply(value)
@@ -264,7 +269,8 @@ _BMP = 0x10000
 class RegexSub(Step):
     """Replace regex matches; the replacement's characters point at the match's first character.
 
-    ``replacement`` is a string (no group references) or a function of the match.
+    ``replacement`` is a string (no group references) or a function of the match. ``triggers``:
+    characters every match holds, when there are such (see :meth:`Step.triggers`).
 
     Example:
         >>> RegexSub(r"(.)\\1{2,}", lambda m: m.group(1) * 2, name="elongation")("soooo").text
@@ -276,35 +282,75 @@ class RegexSub(Step):
         pattern: str | re.Pattern[str],
         replacement: str | Callable[[re.Match[str]], str],
         name: str = "regex",
+        triggers: str | None = None,
     ) -> None:
         self.pattern = re.compile(pattern) if isinstance(pattern, str) else pattern
         self.replacement = replacement
         self.name = name
+        self._triggers = triggers
+
+    def triggers(self) -> str | None:
+        return self._triggers
 
     def unchanged(self, text: str) -> bool:
+        if self._triggers is not None and len(self._triggers) <= 2:  # `in` beats a search
+            for char in self._triggers:
+                if char in text:
+                    return self.pattern.search(text) is None
+            return True
         return self.pattern.search(text) is None
 
     def apply(self, text: str) -> Normalized:
-        parts: list[str] = []
-        offsets: list[OffsetArray] = []
-        position = 0
+        edits: list[tuple[int, int, str]] = []  # (start, end, replacement)
         for match in self.pattern.finditer(text):
             replacement = (
                 self.replacement(match) if callable(self.replacement) else self.replacement
             )
-            if replacement == match.group():
-                continue
-            parts += [text[position : match.start()], replacement]
-            offsets += [
-                np.arange(position, match.start(), dtype=np.int32),
-                spread_offsets(len(replacement), match.start(), match.end()),
-            ]
-            position = match.end()
-        if not parts:
+            if replacement != match.group():
+                edits.append((match.start(), match.end(), replacement))
+        if not edits:
             return Normalized.identity(text)
+        parts: list[str] = []
+        position = 0
+        for start, end, replacement in edits:
+            parts += [text[position:start], replacement]
+            position = end
         parts.append(text[position:])
-        offsets.append(np.arange(position, len(text), dtype=np.int32))
-        return Normalized("".join(parts), as_offsets(np.concatenate(offsets)), len(text))
+        return Normalized("".join(parts), _edited_offsets(len(text), edits), len(text))
+
+
+class RunCollapse(RegexSub):
+    """Runs of one character cut to their first (a run of spaces becomes one space).
+
+    Example:
+        >>> out = RunCollapse(" ")("a   b")
+        >>> out.text, out.offsets.tolist()
+        ('a b', [0, 1, 4])
+    """
+
+    def __init__(self, char: str, name: str = "runs") -> None:
+        super().__init__(f"{re.escape(char)}{{2,}}", char, name=name, triggers=char)
+        self.char = char
+
+
+def _edited_offsets(length: int, edits: list[tuple[int, int, str]]) -> OffsetArray:
+    """Offsets after replacing ``(start, end, replacement)`` spans of a text of ``length``.
+
+    No replacement longer than its match (the common case): each keeps the first characters
+    of its match, so the offsets are the positions of the characters kept.
+    """
+    if all(len(replacement) <= end - start for start, end, replacement in edits):
+        kept = np.ones(length, dtype=bool)
+        for start, end, replacement in edits:
+            kept[start + len(replacement) : end] = False
+        return as_offsets(counting(length)[kept])
+    pieces: list[OffsetArray] = []
+    position = 0
+    for start, end, replacement in edits:
+        pieces += [counting(start)[position:], spread_offsets(len(replacement), start, end)]
+        position = end
+    pieces.append(counting(length)[position:])
+    return as_offsets(np.concatenate(pieces))
 
 
 def spread_offsets(count: int, start: int, end: int) -> OffsetArray:
@@ -315,12 +361,18 @@ def spread_offsets(count: int, start: int, end: int) -> OffsetArray:
 class Pipeline(Step):
     """Steps applied in order, offsets composed. Idempotent when each step is.
 
-    Runs of plain character maps are merged (:func:`_fused`). While every other step can tell
-    cheaply that it would leave the text as it is (:meth:`Step.unchanged`), the maps run over
-    the code points without offsets (:meth:`CharMap.mapped`), and offsets are built once, from
-    the characters the maps delete; from the first step that changes the text on, steps run
-    one by one with composed offsets. Short texts (a query, a line) pay for one pass, not for
-    every step.
+    Runs of plain character maps are merged (:func:`_fused`). The leading steps that are plain
+    maps or know their triggers (:meth:`Step.triggers`), and a :class:`RunCollapse` after them,
+    are compiled into one :class:`~ragkit.normalize.translation.TranslationTable`: a text
+    holding no trigger goes through all of them in one lookup (``bytes.translate`` when it is
+    written in ASCII and ``alphabet`` alone), its offsets are the positions of the characters
+    kept (none to build when nothing was deleted), and each later step runs only when it
+    cannot tell that it changes nothing (:meth:`Step.unchanged`). A text holding a trigger goes
+    step by step: the maps run over the code points without offsets (:meth:`CharMap.mapped`)
+    while every other step is unchanged, offsets are built once from what the maps delete,
+    and from the first step that changes the text on, steps run one by one with composed
+    offsets. Either way a short text (a query, a line) pays for one pass, not for every step.
+    ``alphabet`` (speed only): the characters, beyond ASCII, that get a byte of their own.
 
     Example:
         >>> p = Pipeline([CharMap({"ـ": ""}), CharMap({"أ": "ا"})], name="demo")
@@ -329,9 +381,10 @@ class Pipeline(Step):
         ('احمد', [0, 2, 3, 4])
     """
 
-    def __init__(self, steps: Sequence[Step], name: str = "pipeline") -> None:
+    def __init__(self, steps: Sequence[Step], name: str = "pipeline", alphabet: str = "") -> None:
         self.steps = tuple(steps)
         self.name = name
+        self.alphabet = alphabet
         self._plan = _fused(self.steps)
         # The plain maps of the plan by position, each with the characters that it and the
         # maps before it delete.
@@ -342,8 +395,43 @@ class Pipeline(Step):
                 deleted = deleted | step._deleted[composite]
                 composite = step._lookup[composite]
                 self._maps[index] = (step, deleted)
+        # The leading steps compiled into one table, and the steps after them; on first use.
+        self._compiled: tuple[TranslationTable | None, tuple[Step, ...]] | None = None
 
     def apply(self, text: str) -> Normalized:
+        table, rest = self._compiled or self._compile()
+        translated = None if table is None else table(text)
+        if translated is None:
+            return self._step_by_step(text)
+        current, offsets = translated
+        result = Normalized._trusted(
+            current, counting(len(text)) if offsets is None else offsets, len(text)
+        )
+        for step in rest:
+            if not step.unchanged(result.text):
+                result = step(result)
+        return result
+
+    def _compile(self) -> tuple[TranslationTable | None, tuple[Step, ...]]:
+        """The translation table of the leading maps, trigger steps and a final run collapse."""
+        table, count = TranslationTable(self.alphabet), 0
+        for step in self._plan:
+            if isinstance(step, CharMap) and _is_plain_map(step):
+                table.add_map(step.table)
+            elif type(step) is RunCollapse:
+                table.add_collapse(step.char)
+                count += 1
+                break
+            elif (triggers := step.triggers()) is not None:
+                table.add_triggers(triggers)
+            else:
+                break
+            count += 1
+        table.table  # noqa: B018 (built now, not on the first call)
+        self._compiled = (table if count else None, tuple(self._plan[count:]))
+        return self._compiled
+
+    def _step_by_step(self, text: str) -> Normalized:
         current, deleted = text, None  # deleted: what the maps applied so far delete
         for index, step in enumerate(self._plan):
             if index in self._maps and not self._maps[index][0].expands(current):

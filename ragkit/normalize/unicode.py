@@ -36,6 +36,7 @@ from ragkit.normalize.base import (
     OffsetArray,
     Pipeline,
     RegexSub,
+    RunCollapse,
     Step,
     as_offsets,
     counting,
@@ -82,6 +83,9 @@ class UnicodeForm(Step):
 
     def unchanged(self, text: str) -> bool:
         return _is_normalized(self.form, text)
+
+    def triggers(self) -> str:
+        return unstable_characters(self.form)
 
     def apply(self, text: str) -> Normalized:
         form = self.form
@@ -183,6 +187,31 @@ def _clusters(word: str) -> list[tuple[int, str]]:
     return clusters
 
 
+@functools.cache
+def unstable_characters(form: UnicodeFormName) -> str:
+    """The BMP characters ``form`` may change in some text; a text without any is in ``form``.
+
+    Those that ``form`` changes on their own, combining marks (reordered among themselves) and
+    those that may compose with the character before them (the second of a canonical pair,
+    Hangul jamo): the characters whose quick-check value is not "yes", or whose combining class
+    is not 0. Characters outside the BMP are not listed: text holding one never takes
+    a :class:`~ragkit.normalize.translation.TranslationTable`.
+
+    Example:
+        >>> [char in unstable_characters("NFKC") for char in ("\ufefb", "\u0301", "a", "ب")]
+        [True, True, False, False]
+    """
+    found: set[str] = {chr(code) for code in range(0x1100, 0x1200)}  # Hangul jamo
+    for code in itertools.chain(range(0xD800), range(0xE000, 0x10000)):
+        char = chr(code)
+        if unicodedata.combining(char) or normalize(form, char) != char:
+            found.add(char)
+        decomposition = unicodedata.decomposition(char).split()
+        if len(decomposition) == 2 and not decomposition[0].startswith("<"):
+            found.add(chr(int(decomposition[1], 16)))
+    return "".join(sorted(found))
+
+
 def _is_normalized(form: UnicodeFormName, text: str) -> bool:
     try:
         return unicodedata.is_normalized(form, text)
@@ -229,10 +258,28 @@ class Whitespace(Pipeline):
         super().__init__(
             [
                 SpaceCharacters(),
-                RegexSub(r"  +", " ", name="space-runs"),
-                RegexSub(r" ?\n[ \n]*", _line_break, name="line-breaks"),
+                RunCollapse(" ", name="space-runs"),
+                LineBreaks(),
             ],
             name="whitespace",
+        )
+
+
+class LineBreaks(RegexSub):
+    r"""Spaces around a line break go; two or more breaks (a paragraph) become exactly two.
+
+    Example:
+        >>> LineBreaks()("a \n b\n\n\n\nc").text
+        'a\nb\n\nc'
+    """
+
+    def __init__(self) -> None:
+        super().__init__(r" ?\n[ \n]*", _line_break, name="line-breaks", triggers="\n")
+
+    def unchanged(self, text: str) -> bool:
+        # A break changes only with a space beside it or two more breaks after it.
+        return "\n" not in text or (
+            " \n" not in text and "\n " not in text and "\n\n\n" not in text
         )
 
 

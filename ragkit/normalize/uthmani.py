@@ -65,6 +65,7 @@ _LETTER = "[\u0621-\u063f\u0641-\u064a\u0671]"
 _NOT_IN_WORD = f"(?<![\u0621-\u064a\u0671{_MARK_RANGES}])"
 # Marks only Quranic text uses: small high/low signs and letters, open tanwin, alef wasla.
 _QURANIC_MARK = re.compile("[\u0671\u06d6-\u06dc\u06df-\u06e8\u06ea-\u06ed\u08f0-\u08f2]")
+QURANIC_ONLY_MARKS = "".join(filter(_QURANIC_MARK.match, map(chr, range(0x0600, 0x0900))))
 _ARABIC_WORD = re.compile("\\S*[\u0621-\u064a\u0671]\\S*")
 # A line is Uthmani when it has at least one Quranic mark per this many Arabic words.
 WORDS_PER_MARK = 8
@@ -217,6 +218,11 @@ class UthmaniSpelling(Step):
         return self.orthography == "standard" or (
             self.orthography == "auto" and not _QURANIC_MARK.search(text)
         )
+
+    def triggers(self) -> str | None:
+        if self.orthography == "uthmani":
+            return None
+        return "" if self.orthography == "standard" else QURANIC_ONLY_MARKS
 
     def apply(self, text: str) -> Normalized:
         if self.unchanged(text):
