@@ -1,10 +1,11 @@
 """Train and evaluate the English lexical normalizer on MultiLexNorm (LexNorm 2015) data.
 
-Trains on ``train.norm`` less two carved-out tenths (k-fold features), tunes the replacement
-margin and the keep bias on one of them, scores ragkit on ``dev.norm`` and on the other (held
-out) against the leave-as-is (LAI) and most-frequent-replacement (MFR) baselines, overall and by
-change type, writes ``benchmarks/results/normalize_lexical.json`` (with the command) and the
-model (by default the shipped ``ragkit/normalize/data/lexnorm-en.json.gz``), and prints tables.
+Trains on ``train.norm`` less a held-out tenth (k-fold features), chooses the replacement
+margin, the keep bias and the multiword bias by cross-validation on the rest, scores ragkit on
+``dev.norm`` and on the held-out tenth against the leave-as-is (LAI) and
+most-frequent-replacement (MFR) baselines, overall and by change type, writes
+``benchmarks/results/normalize_lexical.json`` (with the command) and the model (by default the
+shipped ``ragkit/normalize/data/lexnorm-en.json.gz``), and prints tables.
 
 Run from the repository root::
 
@@ -59,12 +60,15 @@ def main() -> None:
     table = Table(title=f"MultiLexNorm en ({report.dev_tokens} dev tokens)")
     for column in ("system", "set", "ERR", "accuracy", "TP", "FP", "FN"):
         table.add_column(column, justify="left" if column in ("system", "set") else "right")
-    tuned = f"ragkit, margin {report.margin:g}, keep bias {report.keep_bias:g}"
+    tuned = (
+        f"ragkit, margin {report.margin:g}, keep bias {report.keep_bias:g}, "
+        f"multiword bias {report.multiword_bias:g}"
+    )
     rows = [
         ("leave-as-is (LAI)", "dev", report.leave_as_is),
         ("most frequent replacement (MFR)", "dev", report.most_frequent),
         ("most frequent replacement (MFR)", "held-out", report.held_most_frequent),
-        (tuned, "tune", report.tune),
+        (tuned, "cross-validation", report.cross_validation.overall),
         (tuned, "dev", report.dev.overall),
         (tuned, "held-out", report.held.overall),
     ]
@@ -82,14 +86,17 @@ def main() -> None:
     kinds = Table(title="ragkit by change type (gold type; FP by the type of change made)")
     for column in ("set", "type", "tokens", "ERR", "TP", "FP", "FN"):
         kinds.add_column(column, justify="left" if column in ("set", "type") else "right")
-    for part, evaluation in (("dev", report.dev), ("held-out", report.held)):
+    parts = (("cross-validation", report.cross_validation), ("dev", report.dev))
+    for part, evaluation in (*parts, ("held-out", report.held)):
         for kind, score in evaluation.by_change.items():
             err = "-" if kind == "keep" else f"{score.err:.4f}"
             values = (score.tokens, score.tp, score.fp, score.fn)
             kinds.add_row(part, kind, str(values[0]), err, *map(str, values[1:]))
     console.print(kinds)
     console.print(
-        f"gold in candidates for {report.dev_candidate_recall:.1%} of changed dev tokens; "
+        f"gold in candidates for {report.train_candidate_recall:.1%} / "
+        f"{report.dev_candidate_recall:.1%} / {report.held_candidate_recall:.1%} of changed "
+        "cross-validation / dev / held-out tokens; "
         f"model {report.model_bytes / 1024:.0f} KiB at {report.model_path}; "
         f"{report.seconds:.0f} s; results in {args.results}"
     )

@@ -21,6 +21,7 @@ from ragkit.normalize.lexical import (
     write_lexnorm,
 )
 from ragkit.normalize.lexical.candidates import (
+    Candidate,
     CandidateGenerator,
     DeleteIndex,
     Resources,
@@ -28,7 +29,8 @@ from ragkit.normalize.lexical.candidates import (
     elongation_variants,
     token_shape,
 )
-from ragkit.normalize.lexical.ranker import FEATURE_NAMES, Tree, TreeEnsemble
+from ragkit.normalize.lexical.normalizer import TokenDecision, decode
+from ragkit.normalize.lexical.ranker import FEATURE_NAMES, Tree, TreeEnsemble, candidate_rows
 from ragkit.paths import shared_data_dir
 
 DATA = shared_data_dir() / "lexnorm" / "en"
@@ -161,6 +163,7 @@ def test_retrain_on_shared_data_beats_mfr(tmp_path: Path) -> None:
         pytest.skip(f"shared MultiLexNorm data not found at {DATA}")
     pytest.importorskip("wordfreq", reason="training needs wordfreq")
     pytest.importorskip("sklearn", reason="training needs scikit-learn")
+    pytest.importorskip("symspellpy", reason="training needs symspellpy's bigram list")
     report = train_lexical(DATA / "train.norm", DATA / "dev.norm", tmp_path / "m.json.gz", trees=60)
     assert report.leave_as_is.err == 0.0
     assert report.dev.overall.err > report.most_frequent.err > 0.3
@@ -168,6 +171,8 @@ def test_retrain_on_shared_data_beats_mfr(tmp_path: Path) -> None:
     assert sum(s.tp for s in report.dev.by_change.values()) == report.dev.overall.tp
     loaded = LexicalNormalizer.load(path=tmp_path / "m.json.gz")
     assert (loaded.margin, loaded.keep_bias) == (report.margin, report.keep_bias)
+    assert loaded.multiword_bias == report.multiword_bias
+    assert report.cross_validation.overall.tp > 0 and report.corpus_bigrams > 100_000
 
 
 def _prefers(feature: str) -> TreeEnsemble:
@@ -223,3 +228,43 @@ def test_shipped_model_keeps_social_media_words(shipped: LexicalNormalizer) -> N
     assert shipped.keep_bias > 0
     assert shipped.normalize_tokens(["rt", "@user", "ya", "know"])[:2] == ["rt", "@user"]
     assert shipped.normalize_tokens(["rt", "@user", ":", "the", "d", "is", "silent"])[4] == "d"
+
+
+def test_g_dropping_candidates_for_short_tweets() -> None:
+    resources = Resources.build([], {"go": 6.0, "going": 6.0, "down": 6.0})
+    generator = CandidateGenerator(resources)
+    assert "cussing" in [c.text for c in generator.generate(["cussin"], 0) if c.g_dropping]
+    assert "chilling" in [c.text for c in generator.generate(["chilln", "!"], 0) if c.g_dropping]
+    assert "nothing" in [c.text for c in generator.generate(["nothin'"], 0)]
+    # a vocabulary word ending in -n is not taken for a dropped -ing
+    assert not [c for c in generator.generate(["down"], 0) if c.g_dropping]
+
+
+def test_abbreviation_candidates_for_out_of_vocabulary_tokens() -> None:
+    vocabulary = {"friend": 5.5, "fried": 4.0, "government": 5.2, "probably": 5.6, "prob": 3.0}
+    generator = CandidateGenerator(Resources.build([], vocabulary))
+    assert [c.text for c in generator.generate(["frnd"], 0) if c.abbreviation] == ["friend"]
+    assert "government" in [c.text for c in generator.generate(["my", "govt"], 1)]
+    # vocabulary words and two-letter tokens are not expanded
+    assert not [c for c in generator.generate(["prob"], 0) if c.abbreviation]
+    assert not [c for c in generator.generate(["gv"], 0) if c.abbreviation]
+
+
+def test_corpus_bigrams_feed_context_features() -> None:
+    resources = Resources.build(
+        [("2", "to")], {"to": 7.0, "go": 6.0}, corpus_bigrams={"to go": 9.6}
+    )
+    candidates = CandidateGenerator(resources).generate(["2", "go"], 0)
+    rows = candidate_rows(["2", "go"], 0, candidates, resources)
+    right = FEATURE_NAMES.index("right_corpus_log")
+    assert [c.text for c in candidates] == ["2", "to"]
+    assert rows[:, right].tolist() == [0.0, 9.6]
+    assert rows[1, FEATURE_NAMES.index("right_corpus_gain")] == 9.6
+
+
+def test_multiword_bias_raises_the_bar_for_splits_and_merges_only() -> None:
+    lol = (Candidate("lol", identity=True), Candidate("laughing out loud", lexicon=True))
+    u = (Candidate("u", identity=True), Candidate("you", lexicon=True))
+    decisions = [TokenDecision(lol, (0.0, 1.0)), TokenDecision(u, (0.0, 1.0))]
+    assert decode(["lol", "u"], decisions, 0.0, False) == ["laughing out loud", "you"]
+    assert decode(["lol", "u"], decisions, 0.0, False, multiword_bias=1.5) == ["lol", "you"]

@@ -7,6 +7,11 @@ Example:
     0.5
 """
 
+from ragkit.normalize.lexical.evaluate import (
+    LexnormScore,
+    most_frequent_replacement,
+    score_predictions,
+)
 from ragkit.normalize.lexical.format import (
     LexToken,
     Sentence,
@@ -21,13 +26,7 @@ from ragkit.normalize.lexical.normalizer import (
     LexicalNormalizer,
     model_path,
 )
-from ragkit.normalize.lexical.train import (
-    LexnormScore,
-    TrainingReport,
-    most_frequent_replacement,
-    score_predictions,
-    train_lexical,
-)
+from ragkit.normalize.lexical.train import TrainingReport, train_lexical
 
 __all__ = [
     "LexToken",

@@ -1,4 +1,5 @@
-"""Candidate generation for lexical normalization: lexicon, elongation, edit distance, split, merge.
+"""Candidate generation for lexical normalization: lexicon, elongation, edit distance, split, merge,
+dropped-g endings and abbreviations (see :mod:`ragkit.normalize.lexical.rules`).
 
 Every generator works on lower-cased tokens. The identity candidate is always first.
 
@@ -22,6 +23,8 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+from ragkit.normalize.lexical.rules import AbbreviationIndex, g_dropping_forms
 
 # Token shapes MultiLexNorm leaves as they are.
 SHAPE_WORD, SHAPE_MENTION, SHAPE_HASHTAG, SHAPE_URL, SHAPE_NUMBER, SHAPE_PUNCT = range(6)
@@ -192,14 +195,17 @@ class Resources:
     ``lexicon[raw][norm]`` counts how often ``raw`` was normalized to ``norm`` in training data;
     user names, hashtags and URLs are left out (they are never normalized);
     ``vocabulary`` maps words to Zipf frequency (log10 per billion words); ``bigrams`` counts
-    ``"left right"`` pairs of normalized training words.
+    ``"left right"`` pairs of normalized training words; ``corpus_bigrams`` maps ``"left right"``
+    pairs of vocabulary words to log10 of their count in a large edited corpus (books).
     """
 
     lexicon: dict[str, dict[str, int]]
     vocabulary: dict[str, float]
     bigrams: dict[str, int] = field(default_factory=dict)
     targets: dict[str, int] = field(default_factory=dict)
+    corpus_bigrams: dict[str, float] = field(default_factory=dict)
     _index: DeleteIndex | None = field(default=None, repr=False)
+    _abbreviations: AbbreviationIndex | None = field(default=None, repr=False)
 
     @classmethod
     def build(
@@ -207,6 +213,7 @@ class Resources:
         pairs: Iterable[tuple[str, str]],
         vocabulary: Mapping[str, float],
         sentences: Iterable[Sequence[str]] = (),
+        corpus_bigrams: Mapping[str, float] | None = None,
     ) -> Resources:
         """Count ``(raw, norm)`` pairs and normalized-side bigrams of ``sentences``."""
         lexicon: dict[str, Counter[str]] = defaultdict(Counter)
@@ -218,7 +225,10 @@ class Resources:
             flat = ["<s>", *(context_word(w) for w in " ".join(words).split()), "</s>"]
             bigrams.update(f"{a} {b}" for a, b in itertools.pairwise(flat))
         return cls(
-            {raw: dict(counts) for raw, counts in lexicon.items()}, dict(vocabulary), dict(bigrams)
+            {raw: dict(counts) for raw, counts in lexicon.items()},
+            dict(vocabulary),
+            dict(bigrams),
+            corpus_bigrams=dict(corpus_bigrams or {}),
         )
 
     def __post_init__(self) -> None:
@@ -235,6 +245,17 @@ class Resources:
             }
             self._index = DeleteIndex(sorted(words))
         return self._index
+
+    @property
+    def abbreviations(self) -> AbbreviationIndex:
+        """The abbreviation index over alphabetic vocabulary words (built on first use)."""
+        if self._abbreviations is None:
+            self._abbreviations = AbbreviationIndex(self.vocabulary)
+        return self._abbreviations
+
+    def corpus_bigram(self, left: str, right: str) -> float:
+        """log10 corpus count of the word pair ``left right``; 0 when unknown."""
+        return self.corpus_bigrams.get(f"{left} {right}", 0.0)
 
     def zipf(self, text: str) -> float:
         """Zipf frequency of a word; a multi-word text gets its rarest word's."""
@@ -271,6 +292,8 @@ class Candidate:
     distance: int = 0
     split: bool = False
     merge: bool = False
+    g_dropping: bool = False
+    abbreviation: bool = False
 
 
 class CandidateGenerator:
@@ -282,17 +305,20 @@ class CandidateGenerator:
         self._cache: dict[str, tuple[Candidate, ...]] = {}
 
     def generate(self, tokens: Sequence[str], position: int) -> list[Candidate]:
-        """Candidates for ``tokens[position]``; identity first, no text twice."""
+        """Candidates for ``tokens[position]``; identity first.
+
+        No text comes twice among the one-token candidates; a merge with the next token may
+        repeat one's text (``u r``: ``you`` for ``u`` alone, or ``you`` for ``ur`` merged).
+        """
         raw = tokens[position]
         if raw not in self._cache:
             self._cache[raw] = tuple(self._token_candidates(raw))
         found = list(self._cache[raw])
         if position + 1 < len(tokens):
-            texts = {candidate.text for candidate in found}
             found.extend(
                 Candidate(text, merge=True)
                 for text in self.merges(raw, tokens[position + 1])
-                if text not in texts
+                if text != raw
             )
         return found
 
@@ -347,6 +373,12 @@ class CandidateGenerator:
             hits.sort(key=lambda hit: (hit[1], -resources.zipf(hit[0])))
             for word, distance in hits[:MAX_EDIT_CANDIDATES]:
                 add(word, distance=distance)
+        for form in g_dropping_forms(raw):
+            if raw.endswith(("in", "in'")) or raw not in resources.vocabulary:
+                add(form, g_dropping=True)
+        if raw not in resources.vocabulary and raw not in resources.lexicon:
+            for word in resources.abbreviations.expansions(raw):
+                add(word, abbreviation=True)
         for cut in range(1, len(raw)):
             left, right = raw[:cut], raw[cut:]
             if min(resources.zipf(left), resources.zipf(right)) >= self.min_split_zipf and (
@@ -361,6 +393,8 @@ class CandidateGenerator:
                 elongation=bool(flags.get("elongation", False)),
                 distance=int(flags.get("distance", 0)),  # type: ignore[call-overload]
                 split=bool(flags.get("split", False)),
+                g_dropping=bool(flags.get("g_dropping", False)),
+                abbreviation=bool(flags.get("abbreviation", False)),
             )
             for text, flags in found.items()
         ]

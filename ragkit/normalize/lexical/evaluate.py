@@ -19,7 +19,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 from ragkit.errors import RagkitError
@@ -106,3 +107,63 @@ def score_by_change(
                 counts[predicted_change_type(token.raw, prediction, after)][2] += 1
                 counts["keep"][2] += kind == "keep"
     return {name: ChangeScore(*values) for name, values in counts.items()}
+
+
+@dataclass(frozen=True)
+class LexnormScore:
+    """Word-level MultiLexNorm scores: ERR = (TP − FP) / (TP + FN)."""
+
+    tokens: int
+    correct: int
+    tp: int
+    fp: int
+    fn: int
+
+    @property
+    def accuracy(self) -> float:
+        """Fraction of tokens whose prediction equals the gold normalization."""
+        return self.correct / self.tokens if self.tokens else 0.0
+
+    @property
+    def err(self) -> float:
+        """Error reduction rate over leave-as-is (0 for LAI, 1 for perfect)."""
+        needing = self.tp + self.fn
+        return (self.tp - self.fp) / needing if needing else 0.0
+
+    def to_dict(self) -> dict[str, float]:
+        """Counts plus accuracy and ERR, for JSON reports."""
+        return {**asdict(self), "accuracy": self.accuracy, "err": self.err}
+
+
+def score_predictions(
+    gold: Sequence[Sequence[LexToken]], predictions: Sequence[Sequence[str]]
+) -> LexnormScore:
+    """Score predicted normalizations against gold sentences (exact string match)."""
+    if len(gold) != len(predictions):
+        raise RagkitError(f"{len(predictions)} predicted sentences for {len(gold)} gold sentences")
+    tokens = correct = tp = fp = fn = 0
+    for sentence, predicted in zip(gold, predictions, strict=True):
+        if len(sentence) != len(predicted):
+            raise RagkitError(
+                f"sentence of {len(sentence)} tokens got {len(predicted)} predictions"
+            )
+        for token, prediction in zip(sentence, predicted, strict=True):
+            tokens += 1
+            correct += prediction == token.norm
+            if token.changed:
+                if prediction == token.norm:
+                    tp += 1
+                else:
+                    fn += 1
+            elif prediction != token.raw:
+                fp += 1
+    return LexnormScore(tokens, correct, tp, fp, fn)
+
+
+def most_frequent_replacement(sentences: Iterable[Sequence[LexToken]]) -> dict[str, str]:
+    """The MFR baseline: each raw token's most frequent training normalization (ties: first)."""
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for sentence in sentences:
+        for token in sentence:
+            counts[token.raw][token.norm] += 1
+    return {raw: options.most_common(1)[0][0] for raw, options in counts.items()}

@@ -39,7 +39,7 @@ from ragkit.normalize.lexical.candidates import Candidate, CandidateGenerator, R
 from ragkit.normalize.lexical.ranker import FEATURE_NAMES, Tree, TreeEnsemble, candidate_rows
 
 MODEL_FORMAT = "ragkit-lexnorm"
-MODEL_VERSION = 1
+MODEL_VERSION = 2
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 _TOKEN = re.compile(r"\S+")
 _EDGES = re.compile(r"^([^\w@#]*)(.*?)([^\w']*)$", re.DOTALL)
@@ -64,7 +64,8 @@ class LexicalNormalizer:
     """Normalize tokens with lexicon/elongation/edit/split/merge candidates and a tree ranker.
 
     The best-scoring non-identity candidate replaces the token when its score beats the
-    identity's by more than ``margin``, plus ``keep_bias`` when the token is itself a vocabulary
+    identity's by more than ``margin``, plus ``multiword_bias`` for a split or merge, plus
+    ``keep_bias`` when the token is itself a vocabulary
     word (``ya``, ``rt``, ``d``); both in log-odds, tuned at training time on a part of the
     training data the ranker did not see.
     """
@@ -74,6 +75,7 @@ class LexicalNormalizer:
     language: str = "en"
     margin: float = 0.0
     keep_bias: float = 0.0
+    multiword_bias: float = 0.0
     report: dict[str, Any] = field(default_factory=dict)
     _generator: CandidateGenerator | None = field(default=None, repr=False)
 
@@ -114,7 +116,10 @@ class LexicalNormalizer:
                 f"{file}: not a {MODEL_FORMAT} v{MODEL_VERSION} model; retrain with train_lexical"
             )
         resources = Resources(
-            lexicon=data["lexicon"], vocabulary=data["vocabulary"], bigrams=data["bigrams"]
+            lexicon=data["lexicon"],
+            vocabulary=data["vocabulary"],
+            bigrams=data["bigrams"],
+            corpus_bigrams=data.get("corpus_bigrams", {}),
         )
         return cls(
             resources,
@@ -122,6 +127,7 @@ class LexicalNormalizer:
             language=data["language"],
             margin=float(data["margin"]),
             keep_bias=float(data.get("keep_bias", 0.0)),
+            multiword_bias=float(data.get("multiword_bias", 0.0)),
             report=data.get("report", {}),
         )
 
@@ -134,10 +140,12 @@ class LexicalNormalizer:
             "language": self.language,
             "margin": self.margin,
             "keep_bias": self.keep_bias,
+            "multiword_bias": self.multiword_bias,
             "ranker": self.ranker.to_dict(),
             "lexicon": self.resources.lexicon,
             "vocabulary": self.resources.vocabulary,
             "bigrams": self.resources.bigrams,
+            "corpus_bigrams": self.resources.corpus_bigrams,
             "report": self.report,
         }
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -166,7 +174,14 @@ class LexicalNormalizer:
 
     def normalize_tokens(self, tokens: Sequence[str], keep_case: bool = False) -> list[str]:
         """Normalized form of each token; a token merged into its left neighbour becomes ``""``."""
-        return decode(tokens, self.decisions(tokens), self.margin, keep_case, self.keep_bias)
+        return decode(
+            tokens,
+            self.decisions(tokens),
+            self.margin,
+            keep_case,
+            self.keep_bias,
+            self.multiword_bias,
+        )
 
 
 def decode(
@@ -175,11 +190,13 @@ def decode(
     margin: float,
     keep_case: bool,
     keep_bias: float = 0.0,
+    multiword_bias: float = 0.0,
 ) -> list[str]:
     """Pick each token's normalization from its scored candidates, left to right.
 
     A candidate replaces the token when its score beats the identity's by more than
-    ``margin``, or ``margin + keep_bias`` for a vocabulary word.
+    ``margin``, plus ``keep_bias`` for a vocabulary word and ``multiword_bias`` for a split
+    (a text with a space) or a merge; the candidate that beats its bar by most is chosen.
 
     Example:
         >>> ya = (Candidate("ya", identity=True), Candidate("you"))
@@ -198,10 +215,14 @@ def decode(
         if len(decision.candidates) == 1:
             output.append(token)
             continue
-        best = max(range(1, len(decision.scores)), key=decision.scores.__getitem__)
+        bias = margin + (keep_bias if decision.known else 0.0)
+        bars = [
+            bias + (multiword_bias if c.merge or " " in c.text else 0.0)
+            for c in decision.candidates
+        ]
+        best = max(range(1, len(decision.scores)), key=lambda i: decision.scores[i] - bars[i])
         chosen = decision.candidates[best]
-        bias = keep_bias if decision.known else 0.0
-        if decision.scores[best] - decision.scores[0] <= margin + bias:
+        if decision.scores[best] - decision.scores[0] <= bars[best]:
             output.append(token)
             continue
         merged = chosen.merge

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ragkit.normalize.lexical.candidates import Candidate, Resources, max_run, token_shape
+from ragkit.normalize.lexical.context import corpus_context
 
 FEATURE_NAMES: tuple[str, ...] = (
     "identity",
@@ -57,6 +58,13 @@ FEATURE_NAMES: tuple[str, ...] = (
     "candidate_is_changed_target",
     "zipf_gain",
     "raw_pair_bigram_log",
+    "left_corpus_log",
+    "right_corpus_log",
+    "left_corpus_gain",
+    "right_corpus_gain",
+    "split_corpus_log",
+    "from_abbreviation",
+    "from_g_rule",
     # relative to the token's other candidates (added by candidate_rows)
     "zipf_rank",
     "zipf_gap",
@@ -124,6 +132,9 @@ def candidate_features(
         math.log1p(resources.targets.get(text, 0)),
         resources.zipf(text) - resources.zipf(replaced),
         math.log1p(resources.bigram(raw, tokens[position + 1])) if candidate.merge else -1.0,
+        *corpus_context(left, replaced, words, right, resources),
+        float(candidate.abbreviation),
+        float(candidate.g_dropping),
     ]
 
 

@@ -1,27 +1,24 @@
-"""Training and evaluation of the lexical normalizer on MultiLexNorm data.
+"""Training of the lexical normalizer on MultiLexNorm data, tuned by cross-validation.
 
-Training features come from a k-fold split of the training sentences: the lexicon and bigram
-counts a training token sees are built from the *other* folds, so the ranker learns how far to
-trust a lexicon entry on words it has not seen as they will be at run time. Two parts of the
-training file are carved out first (:func:`carve_train`): the replacement margin and the keep
-bias are tuned on one, the other is held out and only scored, as is the dev set. The shipped
-model keeps the counts of the remaining training sentences, so neither part was seen by it.
+A tenth of the training file is held out first (:func:`carve_train`) and only scored, as is the
+dev set. The rest is cut into k folds: the lexicon and bigram counts a fold's tokens see are
+built from the *other* folds, so the ranker learns how far to trust a lexicon entry on words it
+has not seen, as they will be at run time. The replacement margin and the keep bias are chosen
+on out-of-fold scores (a ranker fitted on the other folds scores each fold); the shipped ranker
+is then fitted on all folds and keeps the counts of all of them.
 
 Example:
-    >>> gold = [(LexToken("u", "you"), LexToken("ok", "ok"), LexToken("r", "are"))]
-    >>> score = score_predictions(gold, [["you", "okay", "r"]])
-    >>> score.tp, score.fp, score.fn, score.err
-    (1, 1, 1, 0.0)
-    >>> most_frequent_replacement([(LexToken("u", "you"), LexToken("u", "you"), LexToken("u", "u"))])
-    {'u': 'you'}
+    >>> from ragkit.normalize.lexical.format import LexToken
+    >>> fit, held = carve_train([(LexToken(str(i), str(i)),) for i in range(20)])
+    >>> len(fit), [s[0].raw for s in held]
+    (18, ['9', '19'])
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -29,137 +26,119 @@ from typing import Any
 import numpy as np
 
 from ragkit.errors import RagkitError
-from ragkit.normalize.lexical.candidates import CandidateGenerator, Resources
-from ragkit.normalize.lexical.evaluate import ChangeScore, score_by_change
-from ragkit.normalize.lexical.format import LexToken, Sentence, read_lexnorm
-from ragkit.normalize.lexical.normalizer import LexicalNormalizer, decode
+from ragkit.normalize.lexical.candidates import Candidate, CandidateGenerator, Resources
+from ragkit.normalize.lexical.evaluate import (
+    ChangeScore,
+    LexnormScore,
+    most_frequent_replacement,
+    score_by_change,
+    score_predictions,
+)
+from ragkit.normalize.lexical.format import Sentence, read_lexnorm
+from ragkit.normalize.lexical.normalizer import LexicalNormalizer, TokenDecision, decode
 from ragkit.normalize.lexical.ranker import candidate_rows, fit_ensemble
+from ragkit.normalize.lexical.sources import corpus_bigrams, english_vocabulary
 
 logger = logging.getLogger(__name__)
 MARGINS = tuple(round(x, 2) for x in np.arange(-2.0, 4.01, 0.25))
 KEEP_BIASES = tuple(round(x, 2) for x in np.arange(0.0, 4.01, 0.5))
+MULTIWORD_BIASES = tuple(round(x, 2) for x in np.arange(-1.0, 2.01, 0.25))
 
 
-@dataclass(frozen=True)
-class LexnormScore:
-    """Word-level MultiLexNorm scores: ERR = (TP − FP) / (TP + FN)."""
-
-    tokens: int
-    correct: int
-    tp: int
-    fp: int
-    fn: int
-
-    @property
-    def accuracy(self) -> float:
-        """Fraction of tokens whose prediction equals the gold normalization."""
-        return self.correct / self.tokens if self.tokens else 0.0
-
-    @property
-    def err(self) -> float:
-        """Error reduction rate over leave-as-is (0 for LAI, 1 for perfect)."""
-        needing = self.tp + self.fn
-        return (self.tp - self.fp) / needing if needing else 0.0
-
-    def to_dict(self) -> dict[str, float]:
-        """Counts plus accuracy and ERR, for JSON reports."""
-        return {**asdict(self), "accuracy": self.accuracy, "err": self.err}
-
-
-def score_predictions(
-    gold: Sequence[Sequence[LexToken]], predictions: Sequence[Sequence[str]]
-) -> LexnormScore:
-    """Score predicted normalizations against gold sentences (exact string match)."""
-    if len(gold) != len(predictions):
-        raise RagkitError(f"{len(predictions)} predicted sentences for {len(gold)} gold sentences")
-    tokens = correct = tp = fp = fn = 0
-    for sentence, predicted in zip(gold, predictions, strict=True):
-        if len(sentence) != len(predicted):
-            raise RagkitError(
-                f"sentence of {len(sentence)} tokens got {len(predicted)} predictions"
-            )
-        for token, prediction in zip(sentence, predicted, strict=True):
-            tokens += 1
-            correct += prediction == token.norm
-            if token.changed:
-                if prediction == token.norm:
-                    tp += 1
-                else:
-                    fn += 1
-            elif prediction != token.raw:
-                fp += 1
-    return LexnormScore(tokens, correct, tp, fp, fn)
-
-
-def most_frequent_replacement(sentences: Iterable[Sequence[LexToken]]) -> dict[str, str]:
-    """The MFR baseline: each raw token's most frequent training normalization (ties: first)."""
-    counts: dict[str, Counter[str]] = defaultdict(Counter)
-    for sentence in sentences:
-        for token in sentence:
-            counts[token.raw][token.norm] += 1
-    return {raw: options.most_common(1)[0][0] for raw, options in counts.items()}
-
-
-def english_vocabulary(size: int, language: str = "en") -> dict[str, float]:
-    """The ``size`` most frequent words of ``language`` with Zipf frequencies, from wordfreq."""
-    try:
-        import wordfreq
-    except ImportError as error:
-        raise RagkitError(
-            "training the lexical normalizer needs word frequencies: pip install wordfreq"
-        ) from error
-    words = wordfreq.top_n_list(language, size)
-    return {word: round(wordfreq.zipf_frequency(word, language), 2) for word in words}
-
-
-def build_resources(sentences: Sequence[Sentence], vocabulary: Mapping[str, float]) -> Resources:
-    """Lexicon and normalized-side bigrams of ``sentences`` over ``vocabulary``."""
+def build_resources(
+    sentences: Sequence[Sentence],
+    vocabulary: Mapping[str, float],
+    corpus: Mapping[str, float] | None = None,
+) -> Resources:
+    """Lexicon and normalized-side bigrams of ``sentences`` over ``vocabulary`` (and ``corpus``
+    bigrams, see :func:`corpus_bigrams`)."""
     return Resources.build(
         ((token.raw, token.norm) for sentence in sentences for token in sentence),
         vocabulary,
         ([token.norm for token in sentence if token.norm] for sentence in sentences),
+        corpus,
     )
 
 
-def _candidate_rows(
-    sentences: Sequence[Sentence], resources: Resources
-) -> tuple[list[list[float]], list[int], int, int]:
-    """Feature rows and labels of every decision in ``sentences``; also gold-reachable counts."""
+@dataclass
+class _Fold:
+    """Candidate rows of one fold's sentences, featurized with the other folds' counts.
+
+    ``decisions[s][p]`` is token ``p`` of sentence ``s``: its candidates, the index of its first
+    row in ``rows`` (−1 when it has no rival candidate or is merged) and whether it is a
+    vocabulary word.
+    """
+
+    sentences: list[Sentence]
+    rows: np.ndarray
+    labels: np.ndarray
+    decisions: list[list[tuple[tuple[Candidate, ...], int, bool]]]
+    changed: int
+    reachable: int
+
+
+def _fold_rows(sentences: Sequence[Sentence], resources: Resources) -> _Fold:
+    """Feature rows, labels and candidate lists of every token of ``sentences``."""
     generator = CandidateGenerator(resources)
     rows: list[list[float]] = []
     labels: list[int] = []
+    decisions: list[list[tuple[tuple[Candidate, ...], int, bool]]] = []
     changed = reachable = 0
     for sentence in sentences:
         tokens = [token.raw for token in sentence]
+        found: list[tuple[tuple[Candidate, ...], int, bool]] = []
         for position, token in enumerate(sentence):
-            if token.merged:
-                continue
-            candidates = generator.generate(tokens, position)
-            texts = [candidate.text for candidate in candidates]
-            if token.changed:
+            candidates = tuple(generator.generate(tokens, position))
+            known = token.raw in resources.vocabulary
+            if token.changed and not token.merged:
                 changed += 1
-                reachable += token.norm in texts
-            if len(candidates) == 1:
+                reachable += token.norm in {candidate.text for candidate in candidates}
+            if len(candidates) == 1 or token.merged:
+                found.append((candidates, -1, known))
                 continue
+            found.append((candidates, len(rows), known))
             rows.extend(candidate_rows(tokens, position, candidates, resources).tolist())
-            labels.extend(int(candidate.text == token.norm) for candidate in candidates)
-    return rows, labels, changed, reachable
+            merges = position + 1 < len(sentence) and sentence[position + 1].merged
+            labels.extend(
+                int(candidate.text == token.norm and candidate.merge == merges)
+                for candidate in candidates
+            )
+        decisions.append(found)
+    width = len(rows[0]) if rows else 0
+    return _Fold(
+        list(sentences),
+        np.array(rows).reshape(len(rows), width),
+        np.array(labels),
+        decisions,
+        changed,
+        reachable,
+    )
+
+
+def _token_decisions(fold: _Fold, scores: np.ndarray) -> list[list[TokenDecision]]:
+    """The fold's tokens as :class:`TokenDecision` with ``scores`` of its rows."""
+    return [
+        [
+            TokenDecision(
+                candidates,
+                tuple(scores[start : start + len(candidates)].tolist())
+                if start >= 0
+                else (0.0,) * len(candidates),
+                known,
+            )
+            for candidates, start, known in sentence
+        ]
+        for sentence in fold.decisions
+    ]
 
 
 def carve_train(
     sentences: Sequence[Sentence], every: int = 10
-) -> tuple[list[Sentence], list[Sentence], list[Sentence]]:
-    """Split training sentences into (fit, tune, held-out): every ``every``-th twice over.
-
-    Example:
-        >>> fit, tune, held = carve_train([(LexToken(str(i), str(i)),) for i in range(20)])
-        >>> len(fit), [s[0].raw for s in tune], [s[0].raw for s in held]
-        (16, ['8', '18'], ['9', '19'])
-    """
-    fit = [s for i, s in enumerate(sentences) if i % every < every - 2]
-    tune = [s for i, s in enumerate(sentences) if i % every == every - 2]
+) -> tuple[list[Sentence], list[Sentence]]:
+    """Split training sentences into (fit, held-out): every ``every``-th is held out."""
+    fit = [s for i, s in enumerate(sentences) if i % every != every - 1]
     held = [s for i, s in enumerate(sentences) if i % every == every - 1]
-    return fit, tune, held
+    return fit, held
 
 
 @dataclass(frozen=True)
@@ -177,6 +156,21 @@ class Evaluation:
         }
 
 
+def _evaluate(
+    gold: Sequence[Sentence],
+    decisions: Sequence[Sequence[TokenDecision]],
+    margin: float,
+    keep_bias: float,
+    multiword_bias: float = 0.0,
+) -> Evaluation:
+    """Score decoded ``decisions`` against ``gold``."""
+    predictions = [
+        decode([token.raw for token in sentence], found, margin, False, keep_bias, multiword_bias)
+        for sentence, found in zip(gold, decisions, strict=True)
+    ]
+    return Evaluation(score_predictions(gold, predictions), score_by_change(gold, predictions))
+
+
 def evaluate_normalizer(normalizer: LexicalNormalizer, gold: Sequence[Sentence]) -> Evaluation:
     """Score ``normalizer`` (its margin and keep bias) on ``gold`` sentences."""
     predictions = [normalizer.normalize_tokens([t.raw for t in sentence]) for sentence in gold]
@@ -184,49 +178,59 @@ def evaluate_normalizer(normalizer: LexicalNormalizer, gold: Sequence[Sentence])
 
 
 def tune_thresholds(
-    normalizer: LexicalNormalizer, gold: Sequence[Sentence]
-) -> dict[tuple[float, float], LexnormScore]:
-    """ERR on ``gold`` for every (margin, keep bias) of :data:`MARGINS` × :data:`KEEP_BIASES`."""
-    tokens = [[token.raw for token in sentence] for sentence in gold]
-    decisions = [normalizer.decisions(t) for t in tokens]
-    return {
-        (margin, bias): score_predictions(
-            gold,
-            [
-                decode(t, found, margin, keep_case=False, keep_bias=bias)
-                for t, found in zip(tokens, decisions, strict=True)
-            ],
-        )
-        for margin in MARGINS
-        for bias in KEEP_BIASES
-    }
+    gold: Sequence[Sentence], decisions: Sequence[Sequence[TokenDecision]]
+) -> tuple[tuple[float, float, float], float]:
+    """The (margin, keep bias, multiword bias) with the best ERR on ``gold``, and that ERR.
+
+    Margin and keep bias are searched together over :data:`MARGINS` × :data:`KEEP_BIASES`, then
+    the multiword bias over :data:`MULTIWORD_BIASES`, then margin and keep bias again; ties go to
+    the smallest change from 0.
+    """
+
+    def err(margin: float, bias: float, multiword: float) -> float:
+        return _evaluate(gold, decisions, margin, bias, multiword).overall.err
+
+    def pairs(multiword: float) -> tuple[float, float]:
+        scored = {(m, b): err(m, b, multiword) for m in MARGINS for b in KEEP_BIASES}
+        return max(scored, key=lambda key: (scored[key], -abs(key[0]), -key[1]))
+
+    margin, bias = pairs(0.0)
+    multiwords = {w: err(margin, bias, w) for w in MULTIWORD_BIASES}
+    multiword = max(multiwords, key=lambda w: (multiwords[w], -abs(w)))
+    margin, bias = pairs(multiword)
+    return (float(margin), float(bias), float(multiword)), err(margin, bias, multiword)
 
 
 @dataclass(frozen=True)
 class TrainingReport:
     """What :func:`train_lexical` did and how the model scored on dev and the held-out part.
 
+    ``cross_validation`` is the out-of-fold score at the chosen margin and keep bias;
     ``most_frequent`` and ``held_most_frequent`` are the MFR baseline built from the fit part.
     """
 
     language: str
     train_sentences: int
-    tune_sentences: int
     held_sentences: int
+    folds: int
     train_tokens: int
     dev_tokens: int
     vocabulary_words: int
+    corpus_bigrams: int
     candidate_rows: int
     trees: int
     margin: float
     keep_bias: float
-    tune: LexnormScore
+    multiword_bias: float
+    cross_validation: Evaluation
     dev: Evaluation
     held: Evaluation
     leave_as_is: LexnormScore
     most_frequent: LexnormScore
     held_most_frequent: LexnormScore
+    train_candidate_recall: float
     dev_candidate_recall: float
+    held_candidate_recall: float
     model_path: str
     model_bytes: int
     seconds: float
@@ -234,7 +238,14 @@ class TrainingReport:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         data = asdict(self)
-        for key in ("tune", "dev", "held", "leave_as_is", "most_frequent", "held_most_frequent"):
+        for key in (
+            "cross_validation",
+            "dev",
+            "held",
+            "leave_as_is",
+            "most_frequent",
+            "held_most_frequent",
+        ):
             data[key] = getattr(self, key).to_dict()
         return data
 
@@ -270,61 +281,90 @@ def train_lexical(
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
 ) -> TrainingReport:
-    """Train on ``train_path`` less the carved-out parts, tune, score, save to ``out_path``.
+    """Train on ``train_path`` less its held-out tenth, tune by cross-validation, score, save.
 
-    The margin and keep bias are tuned on the tune part of ``train_path`` only; ``dev_path``
-    and the held-out part are scored, never tuned on. Needs ``wordfreq`` and ``scikit-learn``
-    (training only; the saved model runs on numpy).
+    The margin and keep bias are chosen on out-of-fold scores of the fit part only;
+    ``dev_path`` and the held-out part are scored, never tuned on. Needs ``wordfreq``,
+    ``symspellpy`` (its bigram list) and ``scikit-learn`` for training only; the saved model
+    runs on numpy.
     """
     started = time.perf_counter()
     say = progress or logger.info
-    fit, tune, held = carve_train(read_lexnorm(train_path))
+    fit, held = carve_train(read_lexnorm(train_path))
     dev = read_lexnorm(dev_path)
-    if not fit or not tune or not held or not dev:
+    if len(fit) < folds or not held or not dev:
         raise RagkitError(f"too few sentences in training ({train_path}) or dev ({dev_path}) file")
     vocabulary = english_vocabulary(vocabulary_size, language)
-    rows: list[list[float]] = []
-    labels: list[int] = []
+    corpus = corpus_bigrams(vocabulary)
+    parts: list[_Fold] = []
     for fold in range(folds):
-        held_fold = [s for i, s in enumerate(fit) if i % folds == fold]
         rest = [s for i, s in enumerate(fit) if i % folds != fold]
-        fold_rows, fold_labels, changed, reachable = _candidate_rows(
-            held_fold, build_resources(rest, vocabulary)
+        part = _fold_rows(
+            [s for i, s in enumerate(fit) if i % folds == fold],
+            build_resources(rest, vocabulary, corpus),
         )
-        rows.extend(fold_rows)
-        labels.extend(fold_labels)
+        parts.append(part)
         say(
-            f"fold {fold + 1}/{folds}: {len(fold_rows)} candidate rows, "
-            f"gold reachable for {reachable}/{changed} changed tokens"
+            f"fold {fold + 1}/{folds}: {len(part.rows)} candidate rows, "
+            f"gold reachable for {part.reachable}/{part.changed} changed tokens"
         )
+    gold: list[Sentence] = []
+    decisions: list[list[TokenDecision]] = []
+    for fold, part in enumerate(parts):
+        others = [p for i, p in enumerate(parts) if i != fold]
+        ranker = fit_ensemble(
+            np.vstack([p.rows for p in others]),
+            np.concatenate([p.labels for p in others]),
+            n_trees=trees,
+            leaves=leaves,
+            seed=seed,
+        )
+        gold.extend(part.sentences)
+        decisions.extend(_token_decisions(part, ranker.score(part.rows)))
+        say(f"cross-validation ranker {fold + 1}/{folds} scored its fold")
+    (margin, bias, multiword), best = tune_thresholds(gold, decisions)
+    say(
+        f"margin {margin:g}, keep bias {bias:g}, multiword bias {multiword:g}: "
+        f"cross-validated ERR {best:.4f}"
+    )
+    rows = np.vstack([p.rows for p in parts])
     say(f"fitting {trees} trees of {leaves} leaves on {len(rows)} rows")
-    ranker = fit_ensemble(np.array(rows), np.array(labels), n_trees=trees, leaves=leaves, seed=seed)
-    normalizer = LexicalNormalizer(build_resources(fit, vocabulary), ranker, language=language)
-
-    scored = tune_thresholds(normalizer, tune)
-    margin, bias = max(scored, key=lambda key: (scored[key].err, -abs(key[0]), -key[1]))
-    normalizer.margin, normalizer.keep_bias = float(margin), float(bias)
-    say(f"margin {margin:g}, keep bias {bias:g}: tune ERR {scored[margin, bias].err:.4f}")
+    ranker = fit_ensemble(
+        rows, np.concatenate([p.labels for p in parts]), n_trees=trees, leaves=leaves, seed=seed
+    )
+    normalizer = LexicalNormalizer(
+        build_resources(fit, vocabulary, corpus),
+        ranker,
+        language=language,
+        margin=margin,
+        keep_bias=bias,
+        multiword_bias=multiword,
+    )
     mfr = most_frequent_replacement(fit)
     report = TrainingReport(
         language=language,
         train_sentences=len(fit),
-        tune_sentences=len(tune),
         held_sentences=len(held),
+        folds=folds,
         train_tokens=sum(len(s) for s in fit),
         dev_tokens=sum(len(s) for s in dev),
         vocabulary_words=len(vocabulary),
+        corpus_bigrams=len(corpus),
         candidate_rows=len(rows),
         trees=trees,
-        margin=float(margin),
-        keep_bias=float(bias),
-        tune=scored[margin, bias],
+        margin=margin,
+        keep_bias=bias,
+        multiword_bias=multiword,
+        cross_validation=_evaluate(gold, decisions, margin, bias, multiword),
         dev=evaluate_normalizer(normalizer, dev),
         held=evaluate_normalizer(normalizer, held),
         leave_as_is=score_predictions(dev, [[t.raw for t in sentence] for sentence in dev]),
         most_frequent=_mfr_score(mfr, dev),
         held_most_frequent=_mfr_score(mfr, held),
+        train_candidate_recall=sum(p.reachable for p in parts)
+        / max(1, sum(p.changed for p in parts)),
         dev_candidate_recall=_candidate_recall(normalizer, dev),
+        held_candidate_recall=_candidate_recall(normalizer, held),
         model_path=str(out_path),
         model_bytes=0,
         seconds=0.0,
@@ -332,7 +372,15 @@ def train_lexical(
     summary = report.to_dict()
     normalizer.report = {
         key: summary[key]
-        for key in ("train_sentences", "train_tokens", "margin", "keep_bias", "dev", "held")
+        for key in (
+            "train_sentences",
+            "train_tokens",
+            "margin",
+            "keep_bias",
+            "multiword_bias",
+            "dev",
+            "held",
+        )
     }
     path = normalizer.save(out_path)
     seconds = time.perf_counter() - started
