@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 from ragkit.cli import app
 from ragkit.normalize import normalize, normalize_document, normalizer_for
 from ragkit.normalize.arabic import ArabicOptions, ArabicOrthography
-from ragkit.normalize.base import CharMap, Normalized, Pipeline, RegexSub, changes
+from ragkit.normalize.base import CharMap, Normalized, RegexSub, changes
 from ragkit.normalize.detect import detect_language, detect_script, detect_spans
+from ragkit.normalize.pipeline import Pipeline
 from ragkit.normalize.unicode import InvisibleCharacters, UnicodeForm, Whitespace
 
 

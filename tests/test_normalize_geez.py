@@ -9,7 +9,7 @@ import unicodedata
 import pytest
 
 from ragkit.errors import RagkitError
-from ragkit.normalize.base import CharMap, Pipeline
+from ragkit.normalize.base import CharMap
 from ragkit.normalize.geez import (
     BLOCK_END,
     BLOCK_START,
@@ -21,6 +21,7 @@ from ragkit.normalize.geez import (
     homophone_key,
     syllable,
 )
+from ragkit.normalize.pipeline import Pipeline
 
 CASES = [(language, mode) for language in LANGUAGES for mode in MODES]
 # Unicode name endings, longest first. Eighth-cell forms are named "-WA" though they are ʷa.

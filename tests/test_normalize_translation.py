@@ -20,7 +20,8 @@ import pytest
 
 from ragkit.normalize import normalizer_for
 from ragkit.normalize.arabic import ArabicOptions
-from ragkit.normalize.base import Normalized, Pipeline
+from ragkit.normalize.base import Normalized
+from ragkit.normalize.pipeline import Pipeline
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

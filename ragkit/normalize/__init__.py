@@ -1,6 +1,6 @@
 """Per-language normalization pipelines, and where they apply (pre-index or post-inference).
 
-``normalizer_for(language)`` returns the :class:`~ragkit.normalize.base.Pipeline` ragkit uses
+``normalizer_for(language)`` returns the :class:`~ragkit.normalize.pipeline.Pipeline` ragkit uses
 for a language; ``normalize(text)`` detects the language and applies it. Every pipeline starts
 with Unicode hygiene (:mod:`.unicode`) and adds the language's own folding:
 
@@ -41,10 +41,11 @@ from typing import Literal
 import numpy as np
 
 from ragkit.normalize.arabic import ArabicOptions, ArabicOrthography, HamzaComposition
-from ragkit.normalize.base import CharMap, Normalized, Pipeline, RegexSub, Step
+from ragkit.normalize.base import CharMap, Normalized, RegexSub, Step
 from ragkit.normalize.detect import detect_language, detect_script, detect_spans
 from ragkit.normalize.geez import GeezHomophones
 from ragkit.normalize.perso_arabic import PersoArabicScript, SpellingVariants
+from ragkit.normalize.pipeline import Pipeline
 from ragkit.normalize.unicode import (
     TATWEEL,
     ZWNJ_LANGUAGES,

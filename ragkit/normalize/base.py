@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from ragkit.normalize.translation import OffsetArray, TranslationTable, counting
+from ragkit.normalize.translation import OffsetArray, counting
 
 
 def as_offsets(values: Iterable[int] | npt.ArrayLike) -> OffsetArray:
@@ -175,14 +175,14 @@ class Step(ABC):
     def unchanged(self, text: str) -> bool:
         """A cheap test: True only when ``apply(text)`` would certainly return ``text`` as is.
 
-        :class:`Pipeline` skips such steps without building offsets; the default never knows.
+        :class:`~ragkit.normalize.pipeline.Pipeline` skips such steps without building offsets; the default never knows.
         """
         return False
 
     def triggers(self) -> str | None:
         """Characters without which ``apply`` returns its input as is (None: no such set known).
 
-        :class:`Pipeline` compiles its leading steps that know theirs into one
+        :class:`~ragkit.normalize.pipeline.Pipeline` compiles its leading steps that know theirs into one
         :class:`~ragkit.normalize.translation.TranslationTable` with its character maps.
         Characters outside the BMP need not be listed: text holding one never takes the table.
         """
@@ -213,14 +213,14 @@ class CharMap(Step):
             raise ValueError("CharMap keys must be single characters")
         self.table = dict(table)
         self.name = name
-        self._lookup = np.arange(_BMP, dtype=np.uint32)
-        self._deleted = np.zeros(_BMP, dtype=bool)
+        self._lookup = np.arange(BMP, dtype=np.uint32)
+        self._deleted = np.zeros(BMP, dtype=bool)
         for key, value in self.table.items():
-            if ord(key) < _BMP and len(value) <= 1:
+            if ord(key) < BMP and len(value) <= 1:
                 self._lookup[ord(key)] = ord(value) if value else 0
                 self._deleted[ord(key)] = not value
         slow_keys = "".join(
-            re.escape(k) for k, v in self.table.items() if ord(k) >= _BMP or len(v) > 1
+            re.escape(k) for k, v in self.table.items() if ord(k) >= BMP or len(v) > 1
         )
         self._any_slow_key = re.compile(f"[{slow_keys}]") if slow_keys else None
         keys = "".join(re.escape(key) for key in sorted(self.table))
@@ -249,8 +249,8 @@ class CharMap(Step):
         """``text`` through the one-to-one part of the map, and which characters were kept
         (None when none was deleted). Expanding keys (:meth:`expands`) are left as they are."""
         codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        if codes.max() >= _BMP:  # astral characters pass through unchanged
-            in_bmp = codes < _BMP
+        if codes.max() >= BMP:  # astral characters pass through unchanged
+            in_bmp = codes < BMP
             clipped = np.where(in_bmp, codes, 0)
             mapped = np.where(in_bmp, self._lookup[clipped], codes)
             kept = ~(self._deleted[clipped] & in_bmp)
@@ -263,7 +263,7 @@ class CharMap(Step):
         return out, kept
 
 
-_BMP = 0x10000
+BMP = 0x10000
 
 
 class RegexSub(Step):
@@ -356,136 +356,3 @@ def _edited_offsets(length: int, edits: list[tuple[int, int, str]]) -> OffsetArr
 def spread_offsets(count: int, start: int, end: int) -> OffsetArray:
     """Offsets for a replacement of a match: one-to-one while both last, then the last one."""
     return np.minimum(np.arange(start, start + count, dtype=np.int32), max(start, end - 1))
-
-
-class Pipeline(Step):
-    """Steps applied in order, offsets composed. Idempotent when each step is.
-
-    Runs of plain character maps are merged (:func:`_fused`). The leading steps that are plain
-    maps or know their triggers (:meth:`Step.triggers`), and a :class:`RunCollapse` after them,
-    are compiled into one :class:`~ragkit.normalize.translation.TranslationTable`: a text
-    holding no trigger goes through all of them in one lookup (``bytes.translate`` when it is
-    written in ASCII and ``alphabet`` alone), its offsets are the positions of the characters
-    kept (none to build when nothing was deleted), and each later step runs only when it
-    cannot tell that it changes nothing (:meth:`Step.unchanged`). A text holding a trigger goes
-    step by step: the maps run over the code points without offsets (:meth:`CharMap.mapped`)
-    while every other step is unchanged, offsets are built once from what the maps delete,
-    and from the first step that changes the text on, steps run one by one with composed
-    offsets. Either way a short text (a query, a line) pays for one pass, not for every step.
-    ``alphabet`` (speed only): the characters, beyond ASCII, that get a byte of their own.
-
-    Example:
-        >>> p = Pipeline([CharMap({"ـ": ""}), CharMap({"أ": "ا"})], name="demo")
-        >>> out = p("أـحمد")
-        >>> out.text, out.offsets.tolist()
-        ('احمد', [0, 2, 3, 4])
-    """
-
-    def __init__(self, steps: Sequence[Step], name: str = "pipeline", alphabet: str = "") -> None:
-        self.steps = tuple(steps)
-        self.name = name
-        self.alphabet = alphabet
-        self._plan = _fused(self.steps)
-        # The plain maps of the plan by position, each with the characters that it and the
-        # maps before it delete.
-        self._maps: dict[int, tuple[CharMap, npt.NDArray[np.bool_]]] = {}
-        composite, deleted = np.arange(_BMP, dtype=np.uint32), np.zeros(_BMP, dtype=bool)
-        for index, step in enumerate(self._plan):
-            if isinstance(step, CharMap) and _is_plain_map(step):
-                deleted = deleted | step._deleted[composite]
-                composite = step._lookup[composite]
-                self._maps[index] = (step, deleted)
-        # The leading steps compiled into one table, and the steps after them; on first use.
-        self._compiled: tuple[TranslationTable | None, tuple[Step, ...]] | None = None
-
-    def apply(self, text: str) -> Normalized:
-        table, rest = self._compiled or self._compile()
-        translated = None if table is None else table(text)
-        if translated is None:
-            return self._step_by_step(text)
-        current, offsets = translated
-        result = Normalized._trusted(
-            current, counting(len(text)) if offsets is None else offsets, len(text)
-        )
-        for step in rest:
-            if not step.unchanged(result.text):
-                result = step(result)
-        return result
-
-    def _compile(self) -> tuple[TranslationTable | None, tuple[Step, ...]]:
-        """The translation table of the leading maps, trigger steps and a final run collapse."""
-        table, count = TranslationTable(self.alphabet), 0
-        for step in self._plan:
-            if isinstance(step, CharMap) and _is_plain_map(step):
-                table.add_map(step.table)
-            elif type(step) is RunCollapse:
-                table.add_collapse(step.char)
-                count += 1
-                break
-            elif (triggers := step.triggers()) is not None:
-                table.add_triggers(triggers)
-            else:
-                break
-            count += 1
-        table.table  # noqa: B018 (built now, not on the first call)
-        self._compiled = (table if count else None, tuple(self._plan[count:]))
-        return self._compiled
-
-    def _step_by_step(self, text: str) -> Normalized:
-        current, deleted = text, None  # deleted: what the maps applied so far delete
-        for index, step in enumerate(self._plan):
-            if index in self._maps and not self._maps[index][0].expands(current):
-                char_map, deleted = self._maps[index]
-                if not char_map.unchanged(current):
-                    current = char_map.mapped(current)[0]
-            elif not step.unchanged(current):
-                result = _mapped_offsets(text, current, deleted)
-                for later in self._plan[index:]:
-                    result = later(result)
-                return result
-        return _mapped_offsets(text, current, deleted)
-
-    def unchanged(self, text: str) -> bool:
-        return all(step.unchanged(text) for step in self._plan)
-
-    def __repr__(self) -> str:
-        return f"Pipeline({self.name!r}, steps={[step.name for step in self.steps]})"
-
-
-def _mapped_offsets(text: str, current: str, deleted: npt.NDArray[np.bool_] | None) -> Normalized:
-    """``current``, which one-to-one maps deleting ``deleted`` made from ``text``, with offsets."""
-    if deleted is None or len(current) == len(text):  # one to one: nothing was deleted
-        return Normalized(current, counting(len(text)), len(text))
-    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    kept = ~deleted[np.minimum(codes, _BMP - 1)]
-    return Normalized(current, as_offsets(np.flatnonzero(kept).astype(np.int32)), len(text))
-
-
-def _fused(steps: Sequence[Step]) -> list[Step]:
-    """Nested pipelines flattened and runs of plain character maps merged into one map.
-
-    Applying the merged table once equals applying the maps in order, at a fraction of the cost.
-    """
-    flat: list[Step] = []
-    for step in steps:
-        flat.extend(step._plan if isinstance(step, Pipeline) else [step])
-    plan: list[Step] = []
-    for step in flat:
-        previous = plan[-1] if plan else None
-        if _is_plain_map(step) and previous is not None and _is_plain_map(previous):
-            plan[-1] = _merge(previous, step)  # type: ignore[arg-type]
-        else:
-            plan.append(step)
-    return plan
-
-
-def _is_plain_map(step: Step) -> bool:
-    return isinstance(step, CharMap) and type(step).apply is CharMap.apply
-
-
-def _merge(first: CharMap, second: CharMap) -> CharMap:
-    table = {
-        key: "".join(second.table.get(char, char) for char in first.table.get(key, key))
-        for key in first.table.keys() | second.table.keys()
-    }
-    return CharMap(table, name=f"{first.name}+{second.name}")

@@ -37,8 +37,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ragkit.errors import RagkitError
-from ragkit.normalize.base import Normalized, Pipeline, RegexSub, Step
+from ragkit.normalize.base import Normalized, RegexSub, Step
 from ragkit.normalize.perso_arabic import LANGUAGES, PersoArabicScript
+from ragkit.normalize.pipeline import Pipeline
 from ragkit.paths import cache_dir
 
 FORMAT = "ragkit-orthography/1"

@@ -33,7 +33,8 @@ from __future__ import annotations
 import re
 
 from ragkit.errors import RagkitError
-from ragkit.normalize.base import CharMap, Normalized, Pipeline, RegexSub, Step
+from ragkit.normalize.base import CharMap, Normalized, RegexSub, Step
+from ragkit.normalize.pipeline import Pipeline
 
 LANGUAGES = ("fa", "ckb", "ur")
 

@@ -34,13 +34,13 @@ from ragkit.normalize.base import (
     CharMap,
     Normalized,
     OffsetArray,
-    Pipeline,
     RegexSub,
     RunCollapse,
     Step,
     as_offsets,
     counting,
 )
+from ragkit.normalize.pipeline import Pipeline
 
 UnicodeFormName = Literal["NFC", "NFKC"]
 

@@ -47,7 +47,8 @@ from typing import Literal
 
 import numpy as np
 
-from ragkit.normalize.base import Normalized, Pipeline, RegexSub, Step
+from ragkit.normalize.base import Normalized, RegexSub, Step
+from ragkit.normalize.pipeline import Pipeline
 
 Orthography = Literal["auto", "uthmani", "standard"]
 ORTHOGRAPHIES: tuple[Orthography, ...] = ("auto", "uthmani", "standard")
