@@ -29,6 +29,17 @@ from ragkit.normalize.lexical.format import LexToken
 CHANGE_TYPES = ("keep", "replace", "split", "merge")
 
 
+def error_reduction(tp: int, fp: int, fn: int) -> float:
+    """ERR = (TP − FP) / (TP + FN), 0 when no token needed a change.
+
+    Example:
+        >>> error_reduction(8, 2, 2), error_reduction(0, 3, 0)
+        (0.6, 0.0)
+    """
+    needing = tp + fn
+    return (tp - fp) / needing if needing else 0.0
+
+
 @dataclass(frozen=True)
 class ChangeScore:
     """TP, FP and FN of one change type; ``tokens`` counts gold tokens of that type."""
@@ -40,9 +51,8 @@ class ChangeScore:
 
     @property
     def err(self) -> float:
-        """(TP − FP) / (TP + FN); 0 when no gold token has this type (always for ``keep``)."""
-        needing = self.tp + self.fn
-        return (self.tp - self.fp) / needing if needing else 0.0
+        """:func:`error_reduction`; 0 when no gold token has this type (always for ``keep``)."""
+        return error_reduction(self.tp, self.fp, self.fn)
 
     def to_dict(self) -> dict[str, float]:
         """Counts plus ERR, for JSON reports."""
@@ -127,8 +137,7 @@ class LexnormScore:
     @property
     def err(self) -> float:
         """Error reduction rate over leave-as-is (0 for LAI, 1 for perfect)."""
-        needing = self.tp + self.fn
-        return (self.tp - self.fp) / needing if needing else 0.0
+        return error_reduction(self.tp, self.fp, self.fn)
 
     def to_dict(self) -> dict[str, float]:
         """Counts plus accuracy and ERR, for JSON reports."""
