@@ -22,8 +22,10 @@ In one run, with ragkit's default thread policy (:mod:`ragkit.threads`):
   (``python -c "while True: pass"``) run beside it (``busy``). The load average is recorded
   with each, as other work on a shared machine counts too.
 - **query encoding alone**, idle, in the same run: ragkit's query path
-  (:meth:`ragkit.embed.Encoder.encode_queries`: one forward pass on one thread) and, as the
-  peer, ``SentenceTransformer.encode`` of the same model on ragkit's thread count.
+  (:meth:`ragkit.embed.Encoder.encode_queries`: ONNX Runtime on one thread,
+  :mod:`ragkit.embed.onnx_query`), its torch path (``Encoder._forward``: one forward pass of the
+  torch modules on one thread, what runs where ONNX Runtime cannot) and, as the peer,
+  ``SentenceTransformer.encode`` of the same model on ragkit's thread count.
 - **HTTP**: ``ragkit serve`` started on a free port (start-up = until ``/health`` answers),
   ``POST /search`` from 1 client, then from 8 concurrent clients (threads, one connection
   each): p50/p95 per request and requests per second.
@@ -254,6 +256,9 @@ def main() -> None:
         encoder = index.encoder
         rows["query encoding, ragkit"] = summary(
             timed(lambda q: encoder.encode_queries([q]), texts)
+        )
+        rows["query encoding, ragkit torch path"] = summary(
+            timed(lambda q: encoder._forward([encoder.spec.query_prefix + q]), texts)
         )
         rows["query encoding, sentence-transformers"] = summary(
             timed(

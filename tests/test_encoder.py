@@ -1,6 +1,7 @@
 """The query path of :class:`ragkit.embed.Encoder`: a direct forward pass that must give the
 vectors sentence-transformers' ``encode`` gives, for short and long, English and Arabic
-queries, one at a time or several padded together."""
+queries, one at a time or several padded together (single queries on ONNX Runtime:
+tests/test_onnx_query.py)."""
 
 from __future__ import annotations
 
@@ -47,15 +48,15 @@ def test_more_queries_than_a_batch_take_the_batched_path(encoder: Encoder) -> No
 
 
 def test_a_model_left_in_training_mode_still_gives_the_same_vector(encoder: Encoder) -> None:
-    expected = encoder.encode_queries(["heat transfer"])
+    expected = encoder._forward(["heat transfer"])
     encoder.model.train()  # dropout on: a caller fine-tuning the model forgot to switch back
     try:
-        np.testing.assert_array_equal(encoder.encode_queries(["heat transfer"]), expected)
+        np.testing.assert_array_equal(encoder._forward(["heat transfer"]), expected)
     finally:
         encoder.model.eval()
 
 
 def test_one_query_leaves_the_thread_count_as_it_was(encoder: Encoder) -> None:
     before = torch.get_num_threads()
-    encoder.encode_queries(["wing flutter"])
+    encoder._forward(["wing flutter"])
     assert torch.get_num_threads() == before

@@ -8,12 +8,14 @@ Example:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
 
 from ragkit.embed.models import load_encoder, model_spec
+from ragkit.embed.onnx_query import OnnxQueryEncoder
 from ragkit.errors import RagkitError
 from ragkit.normalize.unicode import text_only
 
@@ -24,6 +26,12 @@ class Encoder:
     :attr:`on_passages`, when set, is called as ``(done, total)`` after each batch of every
     :meth:`encode_passages` call (whoever calls it: chunk scoring or the chunk vectors), so a
     progress display moves while a long call runs.
+
+    A single query runs on ONNX Runtime where it can (:mod:`ragkit.embed.onnx_query`) once the
+    copy is prepared: by :meth:`onnx_queries` (``ragkit serve`` calls it at start-up) or at this
+    encoder's second single query, so a process that embeds one query (``ragkit query``) never
+    pays the preparation; until then, and where it cannot, through the torch modules
+    (:meth:`_forward`).
     """
 
     def __init__(self, model_name: str, batch_size: int = 32) -> None:
@@ -31,6 +39,10 @@ class Encoder:
         self.model = load_encoder(self.spec.location)
         self.batch_size = batch_size
         self.on_passages: Callable[[int, int], None] | None = None
+        self._onnx: OnnxQueryEncoder | None = None
+        self._onnx_tried = False
+        self._onnx_lock = threading.Lock()
+        self._single_queries = 0
 
     @property
     def dimension(self) -> int:
@@ -70,10 +82,24 @@ class Encoder:
             torch.set_num_threads(threads)
         return np.ascontiguousarray(vectors.numpy(), dtype=np.float32)
 
+    def onnx_queries(self) -> OnnxQueryEncoder | None:
+        """The ONNX Runtime copy single queries run on, prepared once (None: torch)."""
+        with self._onnx_lock:
+            if not self._onnx_tried:
+                self._onnx = OnnxQueryEncoder.for_model(self.model, self.spec.name)
+                self._onnx_tried = True
+        return self._onnx
+
     def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
-        """Query vectors; up to one batch of queries (a search's one query) takes one direct
-        forward pass (:meth:`_forward`), more go through batched encoding."""
+        """Query vectors; a single query (a search's) runs on ONNX Runtime where it can, up to
+        one batch of queries takes one direct forward pass (:meth:`_forward`), more go through
+        batched encoding."""
         texts = [self.spec.query_prefix + q for q in queries]
+        if len(texts) == 1:
+            self._single_queries += 1
+            onnx = self.onnx_queries() if self._single_queries > 1 else self._onnx
+            if onnx is not None:
+                return onnx([text_only(texts[0])])
         if 0 < len(texts) <= self.batch_size:
             return self._forward(texts)
         return self._encode(texts)

@@ -73,7 +73,8 @@ class ServedIndexes:
         if warm:
             for index in self._indexes.values():
                 if index.settings.embedding_model != AUTO_MODEL:
-                    _ = index.encoder  # load the model now, not on the first query
+                    # the model and its ONNX query copy now, not at the first queries
+                    index.encoder.onnx_queries()
 
     @property
     def names(self) -> list[str]:
