@@ -16,13 +16,23 @@ fixed random 384-d vector and a record's vector is the normalized sum of its wor
 random part of its own (the model still loads; no text is embedded), so 200k records take
 minutes, not an hour of embedding on two cores.
 
+After every ``--probe-every``-th commit, :func:`ragkit.search.dense.search` (main index and tail,
+k = 10, one thread, as a query runs) answers ``PROBE_QUERIES`` fixed query vectors: its median
+and p95 milliseconds, and the median of the exact scan of the tail alone, show what a tail
+costs a query as it grows towards ``dense_tail_max`` and after each merge.
+
 Reported: per commit, documents so far, index kind, vectors in the tail, batch and commit seconds
 per 1,000 documents; per run, of the HNSW commits' seconds per 1,000 documents, the median
 (a commit that appends) and the mean (merges included: what a commit costs on average) of the
-first and last quarter and their ratios (1.0 = flat). Command (from the repository root)::
+first and last quarter and their ratios (1.0 = flat); wall seconds per 10,000 documents, block
+by block (the table prints ``--table-rows`` blocks); the search probes. Command (from the
+repository root)::
 
     .venv/bin/python benchmarks/ingest_scale.py [--records 20000] [--batch 1000]
-        [--hnsw-threshold 2000] [--vectors model|words] [--compare-rewrite] [--compare-rebuild]
+        [--hnsw-threshold 2000] [--vectors model|words] [--probe-every 1]
+        [--compare-rewrite] [--compare-rebuild]
+
+The 1M-record run: ``--records 1000000 --vectors words --probe-every 10``.
 
 Writes ``benchmarks/results/ingest_scale.json`` and prints a table.
 """
@@ -59,6 +69,9 @@ from ragkit.search import dense
 
 RESULT = Path(__file__).parent / "results" / "ingest_scale.json"
 MODEL = "all-minilm-l6-v2"
+PROBE_QUERIES = 50
+RECORDS_PER_FILE = 100_000  # about 8 MB of JSONL per file
+BLOCK = 10_000  # documents per block of the per-10k wall seconds
 VOCABULARY = [
     "river",
     "stone",
@@ -87,13 +100,20 @@ VOCABULARY = [
 ]
 
 
-def write_records(path: Path, count: int, seed: int = 7) -> None:
-    """``count`` JSONL records of 8–12 words each, ids ``r0`` … (same text for a seed)."""
+def write_records(folder: Path, count: int, seed: int = 7) -> Path:
+    """``count`` JSONL records of 8–12 words each, ids ``r0`` … (same text for a seed), in
+    files of :data:`RECORDS_PER_FILE` records under ``folder`` (each well under the file-size
+    limit, ``RAGKIT_MAX_FILE_MB``); returns ``folder``."""
     chosen = random.Random(seed)
-    with path.open("w", encoding="utf-8") as handle:
-        for n in range(count):
-            words = chosen.choices(VOCABULARY, k=chosen.randint(8, 12))
-            handle.write(json.dumps({"id": f"r{n}", "text": f"{n} " + " ".join(words)}) + "\n")
+    folder.mkdir(parents=True, exist_ok=True)
+    for start in range(0, count, RECORDS_PER_FILE):
+        path = folder / f"records-{start // RECORDS_PER_FILE:03d}.jsonl"
+        with path.open("w", encoding="utf-8") as handle:
+            for n in range(start, min(count, start + RECORDS_PER_FILE)):
+                words = chosen.choices(VOCABULARY, k=chosen.randint(8, 12))
+                record = {"id": f"r{n}", "text": f"{n} " + " ".join(words)}
+                handle.write(json.dumps(record) + "\n")
+    return folder
 
 
 @contextmanager
@@ -141,11 +161,42 @@ def word_vectors(enabled: bool) -> Iterator[None]:
         Encoder._encode = original  # type: ignore[method-assign]
 
 
+def probe_queries(count: int = PROBE_QUERIES, seed: int = 5) -> np.ndarray:
+    """``count`` unit query vectors (384-d; the same for a seed)."""
+    vectors = np.random.default_rng(seed).standard_normal((count, 384)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def probe(vectors: dense.DenseVectors, settings: Any, queries: np.ndarray) -> dict[str, float]:
+    """Milliseconds per query of :func:`ragkit.search.dense.search` over ``vectors`` (median,
+    p95) and of the exact scan of the tail alone (median), k = 10."""
+    whole, tail = [], []
+    for query in queries:
+        clock = time.perf_counter()
+        dense.search(vectors, query, 10, settings)
+        whole.append((time.perf_counter() - clock) * 1000)
+        if vectors.tail.ntotal:
+            clock = time.perf_counter()
+            dense.search(vectors.tail, query, 10, settings)
+            tail.append((time.perf_counter() - clock) * 1000)
+    return {
+        "search_ms_p50": round(statistics.median(whole), 3),
+        "search_ms_p95": round(float(np.percentile(whole, 95)), 3),
+        "tail_scan_ms_p50": round(statistics.median(tail), 3) if tail else 0.0,
+    }
+
+
 def run(
-    source: Path, folder: Path, batch: int, threshold: int, tail: bool = True
+    source: Path,
+    folder: Path,
+    batch: int,
+    threshold: int,
+    tail: bool = True,
+    probe_every: int = 0,
 ) -> list[dict[str, Any]]:
     """Ingest ``source`` into a new index at ``folder``; one row per commit. ``tail=False``:
-    every commit writes the whole main index (``dense_tail_fraction = 0``)."""
+    every commit writes the whole main index (``dense_tail_fraction = 0``); ``probe_every``:
+    after every that many commits the row also holds the search probe (0: never)."""
     settings: dict[str, Any] = {
         "hnsw_threshold": threshold,
         "commit_every_documents": batch,
@@ -158,6 +209,7 @@ def run(
         store = index.store
         commit = store.commit
         timing = {"commit": 0.0, "since": time.perf_counter(), "done": 0}
+        queries = probe_queries()
 
         def timed_commit(*args: Any, **kwargs: Any) -> int:
             clock = time.perf_counter()
@@ -181,12 +233,19 @@ def run(
                     "tail": int(store.vectors.tail.ntotal),
                     "batch_s_per_1k": round((now - timing["since"]) * 1000 / added, 3),
                     "commit_s_per_1k": round(timing["commit"] * 1000 / added, 4),
+                    "batch_s": round(now - timing["since"], 3),
+                    "commit_s": round(timing["commit"], 3),
                 }
             )
-            timing.update(since=now, done=done)
+            if probe_every and len(rows) % probe_every == 0:
+                rows[-1].update(probe(store.vectors, store.settings, queries))
+            timing.update(since=now, done=done)  # the probe's time counts in no batch
+            timing["since"] = time.perf_counter()
 
         store.commit = timed_commit  # type: ignore[method-assign]
-        index.ingest([source], progress=progress)
+        report = index.ingest([source], progress=progress)
+    if report.skipped:
+        raise SystemExit(f"ingest skipped {source}: {report.skipped[0]}")
     return rows
 
 
@@ -209,6 +268,29 @@ def flatness(rows: list[dict[str, Any]], column: str = "commit_s_per_1k") -> dic
     }
 
 
+def blocks(rows: list[dict[str, Any]], size: int = BLOCK) -> list[dict[str, Any]]:
+    """Wall seconds of every ``size`` documents (the batches that end in the block), with the
+    largest tail, the merges (HNSW commits that left an empty tail) and the slowest search
+    probe in it."""
+    grouped: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault((row["documents"] - 1) // size, []).append(row)
+    summary = []
+    for number, members in sorted(grouped.items()):
+        probes = [row["search_ms_p50"] for row in members if "search_ms_p50" in row]
+        summary.append(
+            {
+                "documents": min((number + 1) * size, members[-1]["documents"]),
+                "seconds": round(sum(row["batch_s"] for row in members), 2),
+                "commit_seconds": round(sum(row["commit_s"] for row in members), 2),
+                "merges": sum(1 for row in members if row["kind"] == "hnsw" and not row["tail"]),
+                "tail_max": max(row["tail"] for row in members),
+                "search_ms_p50": max(probes) if probes else None,
+            }
+        )
+    return summary
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=int, default=20_000, help="documents to ingest")
@@ -223,12 +305,18 @@ def main() -> None:
         help="also run with no tail (whole index per commit)",
     )
     parser.add_argument("--compare-rebuild", action="store_true", help="also run the old way")
+    parser.add_argument(
+        "--probe-every", type=int, default=1, help="commits between search probes (0: none)"
+    )
+    parser.add_argument("--table-rows", type=int, default=25, help="blocks printed per run")
     args = parser.parse_args()
     runs = {}
     with tempfile.TemporaryDirectory() as scratch, word_vectors(args.vectors == "words"):
-        source = Path(scratch) / "records.jsonl"
-        write_records(source, args.records)
-        runs["tail"] = run(source, Path(scratch) / "a", args.batch, args.hnsw_threshold)
+        source = write_records(Path(scratch) / "records", args.records)
+        runs["tail"] = run(
+            source, Path(scratch) / "a", args.batch, args.hnsw_threshold,
+            probe_every=args.probe_every,
+        )  # fmt: skip
         if args.compare_rewrite:
             runs["rewrite every commit"] = run(
                 source, Path(scratch) / "c", args.batch, args.hnsw_threshold, tail=False
@@ -251,6 +339,7 @@ def main() -> None:
             name: {
                 "flatness": flatness(rows),
                 "batch_flatness": flatness(rows, "batch_s_per_1k"),
+                "blocks": blocks(rows),
                 "commits": rows,
             }
             for name, rows in runs.items()
@@ -260,19 +349,22 @@ def main() -> None:
     RESULT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     console = Console()
     for name, rows in runs.items():
-        table = Table(
-            "documents", "kind", "tail", "batch s / 1k docs", "commit s / 1k docs",
-            title=f"{name}: {args.records} records, {args.batch} per commit",
-        )  # fmt: skip
-        for row in rows:
-            table.add_row(
-                str(row["documents"]),
-                row["kind"],
-                str(row["tail"]),
-                f"{row['batch_s_per_1k']:.2f}",
-                f"{row['commit_s_per_1k']:.3f}",
-            )
-        console.print(table)
+        if len(rows) <= 50:
+            table = Table(
+                "documents", "kind", "tail", "batch s / 1k docs", "commit s / 1k docs",
+                "search ms p50", title=f"{name}: {args.records} records, {args.batch} per commit",
+            )  # fmt: skip
+            for row in rows:
+                table.add_row(
+                    str(row["documents"]),
+                    row["kind"],
+                    str(row["tail"]),
+                    f"{row['batch_s_per_1k']:.2f}",
+                    f"{row['commit_s_per_1k']:.3f}",
+                    f"{row['search_ms_p50']:.2f}" if "search_ms_p50" in row else "",
+                )
+            console.print(table)
+        console.print(block_table(name, blocks(rows), args.table_rows))
         for column, what in (("commit_s_per_1k", "commit"), ("batch_s_per_1k", "batch")):
             if flat := flatness(rows, column):
                 console.print(
@@ -280,6 +372,38 @@ def main() -> None:
                     f"{flat['first']:.3f} → {flat['last']:.3f} (× {flat['ratio']}), mean "
                     f"{flat['mean_first']:.3f} → {flat['mean_last']:.3f} (× {flat['mean_ratio']})"
                 )
+        probed = [row for row in rows if "search_ms_p50" in row and row["kind"] == "hnsw"]
+        if probed:
+            worst = max(probed, key=lambda row: row["search_ms_p50"])
+            console.print(
+                f"{name}: dense search ms (k 10, main + tail), first → last HNSW probe: "
+                f"{probed[0]['search_ms_p50']:.2f} → {probed[-1]['search_ms_p50']:.2f}; "
+                f"slowest p50 {worst['search_ms_p50']:.2f} (p95 {worst['search_ms_p95']:.2f}) "
+                f"at {worst['documents']} documents, tail {worst['tail']} "
+                f"(tail scan {worst['tail_scan_ms_p50']:.2f})"
+            )
+
+
+def block_table(name: str, summary: list[dict[str, Any]], shown: int) -> Table:
+    """Every n-th block of ``summary`` (and the last), at most about ``shown`` rows."""
+    step = max(1, -(-len(summary) // shown))
+    table = Table(
+        "documents", f"s / {BLOCK // 1000}k docs", "commit s", "merges", "largest tail",
+        "search ms p50 (max)", title=f"{name}: wall seconds per {BLOCK:,} documents",
+    )  # fmt: skip
+    for number, block in enumerate(summary):
+        if number % step and number != len(summary) - 1:
+            continue
+        search = block["search_ms_p50"]
+        table.add_row(
+            str(block["documents"]),
+            f"{block['seconds']:.1f}",
+            f"{block['commit_seconds']:.1f}",
+            str(block["merges"]),
+            str(block["tail_max"]),
+            "" if search is None else f"{search:.2f}",
+        )
+    return table
 
 
 if __name__ == "__main__":
