@@ -286,12 +286,15 @@ class Index:
             self.store.remove_stale_files()
             run = Ingest(self.store, self.settings, stages or self._stages, self._encoder)
             try:
-                return run.run([Path(p) for p in paths], prune, progress)
+                report = run.run([Path(p) for p in paths], prune, progress)
             finally:
                 if run.settings.embedding_model != self.settings.embedding_model:
                     model = {"embedding_model": run.settings.embedding_model}
                     self.settings = self.settings.model_copy(update=model)
                 self._encoder = run.encoder or self._encoder
+        if self._encoder is not None and self._encoder.loaded:
+            self._encoder.prepare_query_copy()  # later query processes start without torch
+        return report
 
     def _follow_model(self) -> None:
         """Take the model another handle's (or process's) first ingest chose for this ``auto``

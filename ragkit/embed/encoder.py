@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from ragkit.embed.models import load_encoder, model_spec
 from ragkit.embed.onnx_query import OnnxQueryEncoder
 from ragkit.errors import RagkitError
 from ragkit.normalize.unicode import text_only
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 
 class Encoder:
@@ -27,22 +31,30 @@ class Encoder:
     :meth:`encode_passages` call (whoever calls it: chunk scoring or the chunk vectors), so a
     progress display moves while a long call runs.
 
-    A single query runs on ONNX Runtime where it can (:mod:`ragkit.embed.onnx_query`) once the
-    copy is prepared: by :meth:`onnx_queries` (``ragkit serve`` calls it at start-up) or at this
-    encoder's second single query, so a process that embeds one query (``ragkit query``) never
-    pays the preparation; until then, and where it cannot, through the torch modules
+    The sentence-transformers model (and torch) loads at the first use of :attr:`model`. Every
+    single query runs on ONNX Runtime where it can (:mod:`ragkit.embed.onnx_query`), so one
+    process never mixes two runtimes' vectors: with a copy an earlier process checked, without
+    loading torch or the model at all (``ragkit query``); otherwise the copy is exported and
+    checked beside the model first (:meth:`onnx_queries`, once per machine: ``Index.ingest``
+    and ``ragkit serve`` do it ahead); where it cannot run, through the torch modules
     (:meth:`_forward`).
     """
 
     def __init__(self, model_name: str, batch_size: int = 32) -> None:
         self.spec = model_spec(model_name)
-        self.model = load_encoder(self.spec.location)
+        self._model: SentenceTransformer | None = None
         self.batch_size = batch_size
         self.on_passages: Callable[[int, int], None] | None = None
         self._onnx: OnnxQueryEncoder | None = None
         self._onnx_tried = False
         self._onnx_lock = threading.Lock()
-        self._single_queries = 0
+
+    @property
+    def model(self) -> SentenceTransformer:
+        """The sentence-transformers model, loaded at first use (once per process)."""
+        if self._model is None:
+            self._model = load_encoder(self.spec.location)
+        return self._model
 
     @property
     def dimension(self) -> int:
@@ -65,6 +77,8 @@ class Encoder:
         """The vectors of a few texts from one forward pass of the model's modules: the same
         numbers as :meth:`_encode`, without ``encode``'s per-call setup (device checks, mode
         switches, length sorting), which costs milliseconds next to a short query's pass."""
+        import torch
+
         if self.model.training:  # a caller fine-tuning the model left dropout on
             self.model.eval()
         features = self.model.preprocess([text_only(t) for t in texts])
@@ -82,24 +96,41 @@ class Encoder:
             torch.set_num_threads(threads)
         return np.ascontiguousarray(vectors.numpy(), dtype=np.float32)
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the sentence-transformers model is loaded in this encoder."""
+        return self._model is not None
+
+    def prepare_query_copy(self) -> None:
+        """Export and check the ONNX copy now unless a checked one exists (``Index.ingest``
+        calls it after embedding, so later ``ragkit query`` processes start without torch)."""
+        if OnnxQueryEncoder.needs_preparing(self.spec.name, Path(self.spec.location)):
+            self.onnx_queries()
+
     def onnx_queries(self) -> OnnxQueryEncoder | None:
-        """The ONNX Runtime copy single queries run on, prepared once (None: torch)."""
+        """The ONNX Runtime copy single queries run on, prepared once beside the torch model
+        (None: torch)."""
         with self._onnx_lock:
-            if not self._onnx_tried:
+            if self._onnx is None and not self._onnx_tried:
                 self._onnx = OnnxQueryEncoder.for_model(self.model, self.spec.name)
                 self._onnx_tried = True
         return self._onnx
+
+    def _single_query_runtime(self) -> OnnxQueryEncoder | None:
+        """What a single query runs on: a checked copy while the torch model is not loaded
+        (no torch import at all), else the copy prepared beside the model, else None (torch)."""
+        if self._onnx is None and self._model is None and not self._onnx_tried:
+            with self._onnx_lock:
+                self._onnx = OnnxQueryEncoder.checked(self.spec.name, Path(self.spec.location))
+        return self._onnx if self._onnx is not None else self.onnx_queries()
 
     def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
         """Query vectors; a single query (a search's) runs on ONNX Runtime where it can, up to
         one batch of queries takes one direct forward pass (:meth:`_forward`), more go through
         batched encoding."""
         texts = [self.spec.query_prefix + q for q in queries]
-        if len(texts) == 1:
-            self._single_queries += 1
-            onnx = self.onnx_queries() if self._single_queries > 1 else self._onnx
-            if onnx is not None:
-                return onnx([text_only(texts[0])])
+        if len(texts) == 1 and (onnx := self._single_query_runtime()) is not None:
+            return onnx([text_only(texts[0])])
         if 0 < len(texts) <= self.batch_size:
             return self._forward(texts)
         return self._encode(texts)

@@ -12,15 +12,21 @@ pooling and normalization in numpy) rather than sentence-transformers' ``backend
 backend exports through ``optimum`` and still pays ``encode``'s per-call setup, which is the
 cost this module removes. Only models laid out as ``Transformer → Pooling (mean or cls) →
 Normalize?`` run here; anything else, a missing ``onnxruntime``, or a copy whose vectors differ
-from torch's on the probe texts (checked every time a session starts) keeps the torch path.
+from torch's on the probe texts keeps the torch path.
 
 The copy lives at ``<cache>/models/onnx/<model>-<key>.onnx`` (``RAGKIT_CACHE``), the key
 naming the weight files it came from. It is exported once (all-minilm-l6-v2 ~6 s, 90 MB;
 multilingual-e5-small ~25 s, 470 MB), stored already optimized so that later sessions start
 without the optimizer (0.2 s / 1.2 s), and written to a temporary file and renamed so that two
-processes exporting at once both end with a whole file. ``RAGKIT_QUERY_RUNTIME`` chooses:
-``auto`` (default: ONNX Runtime when installed), ``onnx`` (required: an error when it cannot
-run) or ``torch``.
+processes exporting at once both end with a whole file. A session started beside the loaded
+torch model (:meth:`OnnxQueryEncoder.for_model`) checks the copy against it on the probe texts
+and then writes ``<copy>.checked.json`` (inputs, pooling, tokenizer file, length limit); with
+that record a new process embeds its queries without loading the torch model at all
+(:meth:`OnnxQueryEncoder.checked`), through the model's own ``tokenizer.json`` (the
+``tokenizers`` library), whose pieces were found equal to the model's on the probes.
+
+``RAGKIT_QUERY_RUNTIME`` chooses: ``auto`` (default: ONNX Runtime when installed), ``onnx``
+(required: an error when it cannot run) or ``torch``.
 
 Example:
     >>> runtime_choice({"RAGKIT_QUERY_RUNTIME": "torch"})
@@ -32,31 +38,35 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import threading
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from ragkit.errors import RagkitError
 from ragkit.paths import cache_dir
 
 if TYPE_CHECKING:
+    import torch
     from sentence_transformers import SentenceTransformer
 
 log = logging.getLogger(__name__)
 
 RUNTIMES = ("auto", "onnx", "torch")
-# Texts both runtimes embed whenever a session starts; a copy whose vectors differ by more than
-# TOLERANCE on any of them is not used (a stale or damaged file, an export that went wrong).
+# Texts both runtimes embed when a session starts beside the torch model; a copy whose vectors
+# differ by more than TOLERANCE on any of them is not used (stale, damaged, a bad export).
 PROBES = ("ab", "heat transfer", "ما هو أثر الحرارة على سطح الجناح عند السرعات العالية؟")
 TOLERANCE = 1e-4
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".json", ".txt", ".model")
+
+Features = dict[str, np.ndarray]  # input name → int64 array (texts × tokens)
 
 
 def runtime_choice(environ: Mapping[str, str] = os.environ) -> str:
@@ -88,26 +98,95 @@ def export_key(location: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def copy_path(name: str, location: Path) -> Path:
+    """Where the ONNX copy of the model ``name`` in the folder ``location`` is kept."""
+    safe_name = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    return cache_dir() / "models" / "onnx" / f"{safe_name}-{export_key(location)}.onnx"
+
+
 def stages(model: SentenceTransformer) -> list[Any]:
     """The modules of ``model`` in order (Transformer, Pooling, …), untyped as torch lists them."""
     return list(model)
 
 
-class _Hidden(torch.nn.Module):
-    """The transformer's last hidden state from named inputs: the graph that is exported."""
+@dataclass(frozen=True)
+class CheckedCopy:
+    """What ``<copy>.checked.json`` records of a copy found equal to its torch model: enough
+    to embed queries with the copy alone.
 
-    def __init__(self, transformer: torch.nn.Module, inputs: Sequence[str]) -> None:
-        super().__init__()
-        self.transformer = transformer
+    Example:
+        >>> import tempfile
+        >>> copy = Path(tempfile.mkdtemp()) / "model.onnx"
+        >>> record = CheckedCopy(("input_ids", "attention_mask"), "mean", True, "tok.json", 512)
+        >>> CheckedCopy.read_from(record.write_to(copy)) == record
+        True
+    """
+
+    inputs: tuple[str, ...]
+    pooling: str  # mean or cls
+    normalize: bool
+    tokenizer: str  # the model's tokenizer.json
+    max_length: int  # tokens a text is truncated to
+
+    @staticmethod
+    def record_of(path: Path) -> Path:
+        return path.with_name(path.name + ".checked.json")
+
+    def write_to(self, path: Path) -> Path:
+        """Write the record beside the copy at ``path`` (temporary file, then rename)."""
+        record = self.record_of(path)
+        scratch = record.with_name(f".{record.name}.{os.getpid()}.tmp")
+        scratch.write_text(json.dumps(asdict(self)), encoding="utf-8")
+        os.replace(scratch, record)
+        return record
+
+    @classmethod
+    def read_from(cls, record: Path) -> CheckedCopy:
+        values = json.loads(record.read_text(encoding="utf-8"))
+        return cls(**{**values, "inputs": tuple(values["inputs"])})
+
+
+class PieceTokenizer:
+    """The model's ``tokenizer.json`` through the ``tokenizers`` library, truncating to
+    ``max_length`` and padding a batch to its longest text, as sentence-transformers does.
+
+    Example:
+        >>> from ragkit.embed.models import model_spec
+        >>> folder = Path(model_spec("all-minilm-l6-v2").location)
+        >>> pieces = PieceTokenizer(folder / "tokenizer.json", 256, ("input_ids", "attention_mask"))
+        >>> pieces(["heat transfer"])["input_ids"].tolist()
+        [[101, 3684, 4651, 102]]
+    """
+
+    def __init__(self, path: Path, max_length: int, inputs: Sequence[str]) -> None:
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(path))
+        self.tokenizer.enable_truncation(max_length)
+        self.tokenizer.no_padding()
         self.inputs = tuple(inputs)
 
-    def forward(self, *tensors: torch.Tensor) -> torch.Tensor:
-        return self.transformer(**dict(zip(self.inputs, tensors, strict=True))).last_hidden_state
+    def __call__(self, texts: Sequence[str]) -> Features:
+        encodings = self.tokenizer.encode_batch(list(texts))
+        longest = max(len(e.ids) for e in encodings)
+        columns = {
+            "input_ids": [e.ids for e in encodings],
+            "attention_mask": [e.attention_mask for e in encodings],
+            "token_type_ids": [e.type_ids for e in encodings],
+        }
+        features = {}
+        for name in ("attention_mask", *self.inputs):
+            rows = np.zeros((len(encodings), longest), dtype=np.int64)
+            for row, values in zip(rows, columns[name], strict=True):
+                row[: len(values)] = values
+            features[name] = rows
+        return features
 
 
 class OnnxQueryEncoder:
     """Embeds a few texts (already prefixed) with ONNX Runtime on one thread, pooled and
-    normalized as the sentence-transformers ``model`` would; build it with :meth:`for_model`.
+    normalized as the sentence-transformers model would; build it with :meth:`for_model`
+    (beside the loaded model) or :meth:`checked` (from a checked copy alone).
 
     Example:
         >>> from ragkit.embed import Encoder
@@ -117,13 +196,19 @@ class OnnxQueryEncoder:
         (1, 384)
     """
 
-    def __init__(self, model: SentenceTransformer, session: Any, inputs: Sequence[str]) -> None:
-        self.model = model
+    def __init__(
+        self,
+        session: Any,
+        inputs: Sequence[str],
+        pooling: str,
+        normalize: bool,
+        tokenize: Callable[[Sequence[str]], Features],
+    ) -> None:
         self.session = session
         self.inputs = tuple(inputs)
-        modules = stages(model)
-        self.pooling = str(modules[1].get_config_dict()["pooling_mode"])
-        self.normalize = len(modules) == 3
+        self.pooling = pooling
+        self.normalize = normalize
+        self.tokenize = tokenize
 
     @staticmethod
     def layout_supported(model: SentenceTransformer) -> bool:
@@ -138,20 +223,59 @@ class OnnxQueryEncoder:
 
     @classmethod
     def for_model(cls, model: SentenceTransformer, name: str) -> OnnxQueryEncoder | None:
-        """An encoder over ``model``'s exported copy (exported on first use), or None when
-        this model or machine cannot run it (logged; an error if ``RAGKIT_QUERY_RUNTIME=onnx``)."""
+        """An encoder over ``model``'s copy (exported on first use) and checked against it, or
+        None when this model or machine cannot run it (logged; an error if
+        ``RAGKIT_QUERY_RUNTIME=onnx``)."""
         choice = runtime_choice()
         if choice == "torch":
             return None
         try:
             return cls._build(model, name)
-        except (ImportError, RagkitError, RuntimeError, OSError, ValueError) as error:
+        except Exception as error:  # an optimization: in auto mode it never fails a search
             if choice == "onnx":
                 raise RagkitError(
                     f"RAGKIT_QUERY_RUNTIME=onnx: {name} cannot run on ONNX Runtime ({error})"
                 ) from error
-            log.info("queries of %s run on torch: %s", name, error)
+            expected = isinstance(error, ImportError | RagkitError | OSError)
+            log.log(
+                logging.INFO if expected else logging.WARNING,
+                "queries of %s run on torch: %s",
+                name,
+                error,
+                exc_info=not expected,
+            )
             return None
+
+    @staticmethod
+    def needs_preparing(name: str, location: Path) -> bool:
+        """Whether the model in the folder ``location`` has no checked copy yet (False when
+        ``RAGKIT_QUERY_RUNTIME=torch`` or the model is not a folder: none will be made)."""
+        if runtime_choice() == "torch" or not location.is_dir():
+            return False
+        path = copy_path(name, location)
+        return not (path.exists() and CheckedCopy.record_of(path).exists())
+
+    @classmethod
+    def checked(cls, name: str, location: Path) -> OnnxQueryEncoder | None:
+        """An encoder over the copy of the model in ``location`` that an earlier process found
+        equal to the torch model, without loading that model; None when there is none (or
+        ``RAGKIT_QUERY_RUNTIME=torch``, or it cannot load: the copy is then removed)."""
+        if runtime_choice() == "torch" or not location.is_dir():
+            return None
+        path = copy_path(name, location)
+        record = CheckedCopy.record_of(path)
+        if not (path.exists() and record.exists()):
+            return None
+        try:
+            checked = CheckedCopy.read_from(record)
+            pieces = PieceTokenizer(Path(checked.tokenizer), checked.max_length, checked.inputs)
+            session = session_of(path)
+        except Exception as error:  # noqa: BLE001  (damaged record or copy; onnxruntime errors have their own types)
+            log.warning("%s could not be loaded (%s); it will be exported again", path, error)
+            record.unlink(missing_ok=True)
+            path.unlink(missing_ok=True)
+            return None
+        return cls(session, checked.inputs, checked.pooling, checked.normalize, pieces)
 
     @classmethod
     def _build(cls, model: SentenceTransformer, name: str) -> OnnxQueryEncoder:
@@ -162,40 +286,58 @@ class OnnxQueryEncoder:
         location = Path(str(stages(model)[0].auto_model.name_or_path))
         if not location.is_dir():
             raise RagkitError(f"model folder {location} not found on disk")
-        inputs = [n for n in model.tokenizer.model_input_names if n != "position_ids"]
-        safe_name = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-        path = cache_dir() / "models" / "onnx" / f"{safe_name}-{export_key(location)}.onnx"
+        path = copy_path(name, location)
         try:
-            return cls._open(model, inputs, path)
+            return cls._open(model, path)
         except RagkitError as error:  # a damaged or stale copy: removed, exported again once
             log.warning("%s; exporting it again", error)
-            return cls._open(model, inputs, path)
+            return cls._open(model, path)
 
     @classmethod
-    def _open(cls, model: SentenceTransformer, inputs: list[str], path: Path) -> OnnxQueryEncoder:
-        """The encoder over ``path`` (exported first if missing); a copy that cannot be loaded
-        or fails :meth:`check` is removed and the error raised."""
+    def _open(cls, model: SentenceTransformer, path: Path) -> OnnxQueryEncoder:
+        """The encoder over ``path`` (exported first if missing) checked against ``model``,
+        with its record written; a copy that cannot be loaded or differs is removed and the
+        error raised."""
+        inputs = [n for n in model.tokenizer.model_input_names if n != "position_ids"]
         if not path.exists():
             example = model.preprocess(["an example query"])
             export(stages(model)[0].auto_model, {name: example[name] for name in inputs}, path)
+        modules = stages(model)
+        pooling = str(modules[1].get_config_dict()["pooling_mode"])
+
+        def preprocess(texts: Sequence[str]) -> Features:
+            features = model.preprocess(list(texts))
+            return {n: features[n].numpy().astype(np.int64) for n in {"attention_mask", *inputs}}
+
         try:
-            encoder = cls(model, session_of(path), inputs)
+            encoder = cls(session_of(path), inputs, pooling, len(modules) == 3, preprocess)
         except Exception as error:  # onnxruntime raises its own Fail/InvalidProtobuf types
             path.unlink(missing_ok=True)
             raise RagkitError(f"{path} could not be loaded ({error}); removed") from error
         try:
-            encoder.check(path)
+            encoder.check(model, path)
         except RagkitError:
             path.unlink(missing_ok=True)
             raise
+        record = CheckedCopy(
+            tuple(inputs),
+            pooling,
+            encoder.normalize,
+            str(Path(str(modules[0].auto_model.name_or_path)) / "tokenizer.json"),
+            int(model.max_seq_length or 512),
+        )
+        if Path(record.tokenizer).exists() and encoder.same_pieces(record):
+            encoder.tokenize = PieceTokenizer(Path(record.tokenizer), record.max_length, inputs)
+            record.write_to(path)
         return encoder
 
-    def check(self, path: Path) -> None:
-        """Raise unless this copy's vectors of :data:`PROBES` equal the torch model's (within
+    def check(self, model: SentenceTransformer, path: Path) -> None:
+        """Raise unless this copy's vectors of :data:`PROBES` equal ``model``'s (within
         :data:`TOLERANCE`)."""
+        import torch
+
         with torch.inference_mode():
-            features = self.model.preprocess(list(PROBES))
-            expected = self.model(features)["sentence_embedding"].numpy()
+            expected = model(model.preprocess(list(PROBES)))["sentence_embedding"].numpy()
         found = np.vstack([self([text]) for text in PROBES])
         difference = float(np.abs(found - expected).max())
         if difference > TOLERANCE:
@@ -203,15 +345,25 @@ class OnnxQueryEncoder:
                 f"{path} gives vectors {difference:.1e} away from the model's; removed"
             )
 
+    def same_pieces(self, record: CheckedCopy) -> bool:
+        """Whether ``tokenizer.json`` alone splits the probes (and a text past the length
+        limit) exactly as the model does."""
+        pieces = PieceTokenizer(Path(record.tokenizer), record.max_length, record.inputs)
+        texts = [*PROBES, " Heat  TRANSFER ", "الماء ", " ".join(["heat"] * record.max_length)]
+        for text in texts:
+            expected, found = self.tokenize([text]), pieces([text])
+            if any(not np.array_equal(expected[n], found[n]) for n in (*self.inputs,)):
+                return False
+        return True
+
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         """Float32 vectors of ``texts`` (tokenized exactly as the model tokenizes them)."""
-        features = self.model.preprocess(list(texts))
-        feed = {name: features[name].numpy().astype(np.int64) for name in self.inputs}
-        (hidden,) = self.session.run(None, feed)
+        features = self.tokenize(texts)
+        (hidden,) = self.session.run(None, {name: features[name] for name in self.inputs})
         if self.pooling == "cls":
             vectors = hidden[:, 0]
         else:
-            mask = features["attention_mask"].numpy()[..., None].astype(np.float32)
+            mask = features["attention_mask"][..., None].astype(np.float32)
             vectors = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
         if self.normalize:
             vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
@@ -243,18 +395,30 @@ def export(transformer: torch.nn.Module, example: Mapping[str, torch.Tensor], pa
     """Write ``transformer``'s graph (inputs named as in ``example``, a tokenized text; output
     the last hidden state; batch and length dynamic), optimized by ONNX Runtime, to ``path``
     through temporary files in the same folder."""
+    import torch
+
+    class Hidden(torch.nn.Module):
+        """The transformer's last hidden state from positional inputs: the exported graph."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.transformer = transformer
+
+        def forward(self, *tensors: torch.Tensor) -> torch.Tensor:
+            named = dict(zip(inputs, tensors, strict=True))
+            return self.transformer(**named).last_hidden_state
+
     path.parent.mkdir(parents=True, exist_ok=True)
     log.info("exporting the query encoder to ONNX once: %s", path)
     inputs = list(example)
     axes = {name: {0: "batch", 1: "tokens"} for name in (*inputs, "hidden")}
     scratch = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     optimized = scratch.with_suffix(".optimized.tmp")
-    graph = _Hidden(transformer, inputs).eval()
     try:
         with _EXPORTING, warnings.catch_warnings(), torch.inference_mode(False):
             warnings.simplefilter("ignore")  # tracer notes on shapes the export makes dynamic
             torch.onnx.export(
-                graph,
+                Hidden().eval(),
                 tuple(example.values()),
                 str(scratch),
                 input_names=inputs,
