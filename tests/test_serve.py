@@ -75,7 +75,6 @@ def test_search_over_http_matches_the_python_api(server: httpx.Client, folder: P
     response = server.post("/search", json=body)
     assert response.status_code == 200
     with Index.open(folder) as index:
-        index.encoder.onnx_queries()  # as the server does at start-up: the same query runtime
         expected = [asdict(hit) for hit in index.search(body["query"], k=3)]
         sparse = [asdict(hit) for hit in index.search("cats", k=2, mode="sparse")]
     assert response.json()["hits"] == expected

@@ -116,9 +116,10 @@ class Encoder:
                 self._onnx_tried = True
         return self._onnx
 
-    def _single_query_runtime(self) -> OnnxQueryEncoder | None:
-        """What a single query runs on: a checked copy while the torch model is not loaded
-        (no torch import at all), else the copy prepared beside the model, else None (torch)."""
+    def query_runtime(self) -> OnnxQueryEncoder | None:
+        """What single queries run on, ready after this call: a checked copy while the torch
+        model is not loaded (no torch import at all), else the copy prepared beside the model,
+        else None (torch)."""
         if self._onnx is None and self._model is None and not self._onnx_tried:
             with self._onnx_lock:
                 self._onnx = OnnxQueryEncoder.checked(self.spec.name, Path(self.spec.location))
@@ -129,7 +130,7 @@ class Encoder:
         one batch of queries takes one direct forward pass (:meth:`_forward`), more go through
         batched encoding."""
         texts = [self.spec.query_prefix + q for q in queries]
-        if len(texts) == 1 and (onnx := self._single_query_runtime()) is not None:
+        if len(texts) == 1 and (onnx := self.query_runtime()) is not None:
             return onnx([text_only(texts[0])])
         if 0 < len(texts) <= self.batch_size:
             return self._forward(texts)

@@ -73,8 +73,9 @@ class ServedIndexes:
         if warm:
             for index in self._indexes.values():
                 if index.settings.embedding_model != AUTO_MODEL:
-                    # the model and its ONNX query copy now, not at the first queries
-                    index.encoder.onnx_queries()
+                    # what queries run on (a checked ONNX copy, else the model) now, not at
+                    # the first query
+                    index.encoder.query_runtime()
 
     @property
     def names(self) -> list[str]:
