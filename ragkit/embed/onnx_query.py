@@ -117,7 +117,7 @@ class CheckedCopy:
     Example:
         >>> import tempfile
         >>> copy = Path(tempfile.mkdtemp()) / "model.onnx"
-        >>> record = CheckedCopy(("input_ids", "attention_mask"), "mean", True, "tok.json", 512)
+        >>> record = CheckedCopy(("input_ids", "attention_mask"), "mean", True, "tokenizer.json", 512)
         >>> CheckedCopy.read_from(record.write_to(copy)) == record
         True
     """
@@ -125,7 +125,7 @@ class CheckedCopy:
     inputs: tuple[str, ...]
     pooling: str  # mean or cls
     normalize: bool
-    tokenizer: str  # the model's tokenizer.json
+    tokenizer: str  # the model's tokenizer file, relative to its folder
     max_length: int  # tokens a text is truncated to
 
     @staticmethod
@@ -268,7 +268,9 @@ class OnnxQueryEncoder:
             return None
         try:
             checked = CheckedCopy.read_from(record)
-            pieces = PieceTokenizer(Path(checked.tokenizer), checked.max_length, checked.inputs)
+            pieces = PieceTokenizer(
+                location / checked.tokenizer, checked.max_length, checked.inputs
+            )
             session = session_of(path)
         except Exception as error:  # noqa: BLE001  (damaged record or copy; onnxruntime errors have their own types)
             log.warning("%s could not be loaded (%s); it will be exported again", path, error)
@@ -319,15 +321,17 @@ class OnnxQueryEncoder:
         except RagkitError:
             path.unlink(missing_ok=True)
             raise
+        location = Path(str(modules[0].auto_model.name_or_path))
         record = CheckedCopy(
             tuple(inputs),
             pooling,
             encoder.normalize,
-            str(Path(str(modules[0].auto_model.name_or_path)) / "tokenizer.json"),
+            "tokenizer.json",
             int(model.max_seq_length or 512),
         )
-        if Path(record.tokenizer).exists() and encoder.same_pieces(record):
-            encoder.tokenize = PieceTokenizer(Path(record.tokenizer), record.max_length, inputs)
+        pieces_file = location / record.tokenizer
+        if pieces_file.exists() and encoder.same_pieces(pieces_file, record):
+            encoder.tokenize = PieceTokenizer(pieces_file, record.max_length, inputs)
             record.write_to(path)
         return encoder
 
@@ -345,10 +349,10 @@ class OnnxQueryEncoder:
                 f"{path} gives vectors {difference:.1e} away from the model's; removed"
             )
 
-    def same_pieces(self, record: CheckedCopy) -> bool:
-        """Whether ``tokenizer.json`` alone splits the probes (and a text past the length
-        limit) exactly as the model does."""
-        pieces = PieceTokenizer(Path(record.tokenizer), record.max_length, record.inputs)
+    def same_pieces(self, pieces_file: Path, record: CheckedCopy) -> bool:
+        """Whether ``pieces_file`` (the model's ``tokenizer.json``) alone splits the probes
+        (and a text past the length limit) exactly as the model does."""
+        pieces = PieceTokenizer(pieces_file, record.max_length, record.inputs)
         texts = [*PROBES, " Heat  TRANSFER ", "الماء ", " ".join(["heat"] * record.max_length)]
         for text in texts:
             expected, found = self.tokenize([text]), pieces([text])
