@@ -105,6 +105,16 @@ def copy_path(name: str, location: Path) -> Path:
     return cache_dir() / "models" / "onnx" / f"{safe_name}-{export_key(location)}.onnx"
 
 
+def copy_files(name: str, location: Path) -> tuple[Path, Path] | None:
+    """The copy and its checked record for the model ``name`` in the folder ``location``
+    (existing or not), or None where queries do not use one (``RAGKIT_QUERY_RUNTIME=torch``,
+    a model that is not a folder)."""
+    if runtime_choice() == "torch" or not location.is_dir():
+        return None
+    path = copy_path(name, location)
+    return path, CheckedCopy.record_of(path)
+
+
 def stages(model: SentenceTransformer) -> list[Any]:
     """The modules of ``model`` in order (Transformer, Pooling, …), untyped as torch lists them."""
     return list(model)
@@ -251,22 +261,18 @@ class OnnxQueryEncoder:
     def needs_preparing(name: str, location: Path) -> bool:
         """Whether the model in the folder ``location`` has no checked copy yet (False when
         ``RAGKIT_QUERY_RUNTIME=torch`` or the model is not a folder: none will be made)."""
-        if runtime_choice() == "torch" or not location.is_dir():
-            return False
-        path = copy_path(name, location)
-        return not (path.exists() and CheckedCopy.record_of(path).exists())
+        files = copy_files(name, location)
+        return files is not None and not all(file.exists() for file in files)
 
     @classmethod
     def checked(cls, name: str, location: Path) -> OnnxQueryEncoder | None:
         """An encoder over the copy of the model in ``location`` that an earlier process found
         equal to the torch model, without loading that model; None when there is none (or
         ``RAGKIT_QUERY_RUNTIME=torch``, or it cannot load: the copy is then removed)."""
-        if runtime_choice() == "torch" or not location.is_dir():
+        files = copy_files(name, location)
+        if files is None or not all(file.exists() for file in files):
             return None
-        path = copy_path(name, location)
-        record = CheckedCopy.record_of(path)
-        if not (path.exists() and record.exists()):
-            return None
+        path, record = files
         try:
             checked = CheckedCopy.read_from(record)
             pieces = PieceTokenizer(
@@ -291,16 +297,16 @@ class OnnxQueryEncoder:
             raise RagkitError(f"model folder {location} not found on disk")
         path = copy_path(name, location)
         try:
-            return cls._open(model, path)
+            return cls._open(model, location, path)
         except RagkitError as error:  # a damaged or stale copy: removed, exported again once
             log.warning("%s; exporting it again", error)
-            return cls._open(model, path)
+            return cls._open(model, location, path)
 
     @classmethod
-    def _open(cls, model: SentenceTransformer, path: Path) -> OnnxQueryEncoder:
-        """The encoder over ``path`` (exported first if missing) checked against ``model``,
-        with its record written; a copy that cannot be loaded or differs is removed and the
-        error raised."""
+    def _open(cls, model: SentenceTransformer, location: Path, path: Path) -> OnnxQueryEncoder:
+        """The encoder over ``path`` (exported first if missing) checked against ``model``, whose
+        folder is ``location``, with its record written; a copy that cannot be loaded or
+        differs is removed and the error raised."""
         inputs = [n for n in model.tokenizer.model_input_names if n != "position_ids"]
         if not path.exists():
             example = model.preprocess(["an example query"])
@@ -322,7 +328,6 @@ class OnnxQueryEncoder:
         except RagkitError:
             path.unlink(missing_ok=True)
             raise
-        location = Path(str(modules[0].auto_model.name_or_path))
         record = CheckedCopy(
             tuple(inputs),
             pooling,
@@ -357,7 +362,7 @@ class OnnxQueryEncoder:
         texts = [*PROBES, " Heat  TRANSFER ", "الماء ", " ".join(["heat"] * record.max_length)]
         for text in texts:
             expected, found = self.tokenize([text]), pieces([text])
-            if any(not np.array_equal(expected[n], found[n]) for n in (*self.inputs,)):
+            if any(not np.array_equal(expected[n], found[n]) for n in self.inputs):
                 return False
         return True
 
