@@ -5,7 +5,9 @@ splits it (:mod:`ragkit.tokenize.build`: training / held-out by document hash, t
 documents halved into a tuning half, on which the vocabulary size and genre weights were
 chosen, and a **report** half). On the report half, per genre of source (``prose``: hadith for
 Arabic, Quran translations and commentary for Persian/Urdu; ``ui``: Firefox/LibreOffice strings;
-``docs``: the Debian Administrator's Handbook; ``poetry``: Hafez), it measures:
+``docs``: the Debian Administrator's Handbook; ``poetry``: Hafez; ``web``: wordfreq's web, news,
+Wikipedia and subtitle word frequencies, as held-out word types repeated by frequency, so a
+model trained on the other types is measured on words it never saw), it measures:
 
 * **fertility**: tokens / whitespace words of the raw text (markup, paths, Latin words
   included);
@@ -23,7 +25,7 @@ model file, e.g. ``git show HEAD~1:tokenizers/ar.model > /tmp/ar-old.model``) an
 Run::
 
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/tokenizer_domains.py \\
-        --model ar:before=/tmp/ar-old.model
+        --model ar:before=/tmp/ar-old.model --model fa:before=/tmp/fa-old.model
 
 Writes ``benchmarks/results/tokenizer_domains.json`` and prints a table.
 """

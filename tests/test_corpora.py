@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gettext
+import gzip
 import io
 import random
 import struct
@@ -23,8 +24,13 @@ from ragkit.corpora import (
     read_mo,
     split_documents,
 )
-from ragkit.corpora.formats import fluent_values, in_script, strip_html
-from ragkit.corpora.readers import firefox_reader, handbook_reader, libreoffice_reader
+from ragkit.corpora.formats import drop_accelerators, fluent_values, in_script, strip_html
+from ragkit.corpora.readers import (
+    firefox_reader,
+    handbook_reader,
+    libreoffice_reader,
+    wordfreq_reader,
+)
 from ragkit.errors import RagkitError
 
 
@@ -91,6 +97,8 @@ def test_libreoffice_reader_groups_by_dialog(tmp_path: Path) -> None:
         {
             "spell|\x04Ignore": "~ተወው",  # LibreOffice marks accelerators with ~
             "spell|x\x04Add": "ጨምር",
+            "spell|y\x04_Skip": "_ዝለል",  # .ui dialogs mark them with _
+            "spell|z\x04FILE_NAME": "ፋይል FILE_NAME",
             "RID_OK\x04OK": "እሺ",
             "RID_EN\x04Help": "Help",  # left untranslated: dropped
         }
@@ -99,7 +107,10 @@ def test_libreoffice_reader_groups_by_dialog(tmp_path: Path) -> None:
     source = CorpusSource("libreoffice-l10n-am", "deb", "1", "MPL-2.0", "ui", lambda r, s: iter(()))
     docs = list(libreoffice_reader("am", "ethiopic")(tmp_path, source))
     by_id = {d.id: d.text for d in docs}
-    assert by_id == {"libreoffice-l10n-am/cui/spell": "ተወው\nጨምር", "libreoffice-l10n-am/cui/-": "እሺ"}
+    assert by_id == {
+        "libreoffice-l10n-am/cui/spell": "ተወው\nጨምር\nዝለል\nፋይል FILE_NAME",
+        "libreoffice-l10n-am/cui/-": "እሺ",
+    }
     assert all(d.source.startswith("libreoffice-l10n-am==1:/usr/lib/") for d in docs)
 
 
@@ -123,7 +134,7 @@ def test_fluent_and_firefox_reader(tmp_path: Path) -> None:
         pack.writestr("localization/fa/a.ftl", ftl)
         pack.writestr(
             "chrome/fa/b.properties",
-            "k = مرورگر\nen = English\nlink = <a data-l10n-name='more'>بیشتر</a> بدانید\n",
+            "k = مرورگر\nskip = ر_د کردن\nen = English\nlink = <a data-l10n-name='more'>بیشتر</a> بدانید\n",
         )
         pack.writestr("manifest.json", "{}")
     source = CorpusSource("firefox-esr-l10n-fa", "deb", "1", "MPL-2.0", "ui", lambda r, s: iter(()))
@@ -132,7 +143,7 @@ def test_fluent_and_firefox_reader(tmp_path: Path) -> None:
         "firefox-esr-l10n-fa/chrome/fa/b.properties",
         "firefox-esr-l10n-fa/localization/fa/a.ftl",
     ]
-    assert docs[0].text == "مرورگر\nبیشتر بدانید"  # inline markup stripped
+    assert docs[0].text == "مرورگر\nرد کردن\nبیشتر بدانید"  # markup and accelerator stripped
     assert "Only English" not in docs[1].text
 
 
@@ -159,8 +170,36 @@ def test_handbook_reader_reads_translated_sections(tmp_path: Path) -> None:
         list(handbook_reader("fa-IR")(tmp_path, source))
 
 
+def test_wordfreq_reader_repeats_words_by_frequency(tmp_path: Path) -> None:
+    msgpack = pytest.importorskip("msgpack")
+    buckets: list[list[str]] = [[] for _ in range(301)]
+    buckets[100] = ["في"]  # frequency 10^-1
+    buckets[200] = ["الاكسجين", "الحاسوب"]  # 10^-2
+    buckets[300] = ["نادرة"]  # 10^-3: under one repeat of 100 tokens, left out
+    wheel = tmp_path / "wordfreq-3.1.1-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        data = msgpack.packb([{"format": "cB", "version": 1}, *buckets])
+        archive.writestr("wordfreq/data/large_ar.msgpack.gz", gzip.compress(data))
+    source = CorpusSource("wordfreq", "pypi", "3.1.1", "CC-BY-SA-4.0", "web", lambda r, s: iter(()))
+    docs = list(wordfreq_reader("ar", tokens=100)(wheel, source))
+    assert [(d.id, len(d.text.split())) for d in docs] == [
+        ("wordfreq/ar/في", 10),
+        ("wordfreq/ar/الاكسجين", 1),
+        ("wordfreq/ar/الحاسوب", 1),
+    ]
+    assert set(docs[0].text.split()) == {"في"}
+    assert docs[1].source == "wordfreq==3.1.1:wordfreq/data/large_ar.msgpack.gz#الاكسجين"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("wordfreq/data/large_ar.msgpack.gz", gzip.compress(msgpack.packb([{}])))
+    with pytest.raises(RagkitError, match="not a wordfreq cB list"):
+        list(wordfreq_reader("ar", tokens=100)(wheel, source))
+    with pytest.raises(RagkitError, match="has no wordfreq/data/large_fa"):
+        list(wordfreq_reader("fa", tokens=100)(wheel, source))
+
+
 def test_text_helpers() -> None:
     assert strip_html("<p>یک &lt;دو&gt;</p>\n<p> سه </p>") == "یک <دو>\nسه"
+    assert drop_accelerators("_Save ~ذخیره ج_دید my_file", "arabic") == "_Save ذخیره جدید my_file"
     assert in_script("ሰላም", "ethiopic") and not in_script("abc", "ethiopic")
 
 
@@ -204,6 +243,10 @@ def test_load_corpus_uses_built_cache(tmp_path: Path, monkeypatch: pytest.Monkey
         first == second == [CorpusDocument("fake-hadith/1", "إنما الأعمال", "fake-hadith==9.9:x")]
     )
     assert calls == ["fake-hadith==9.9"]
+    other_options = CorpusSource("fake-hadith", "pypi", "9.9", "MIT", "prose", fake_read, "x")
+    monkeypatch.setitem(SOURCES, "ar", (other_options,))
+    load_corpus("ar", cache=tmp_path)  # a reader set differently is not the cached corpus
+    assert calls == ["fake-hadith==9.9", "fake-hadith==9.9"]
 
 
 @pytest.mark.slow

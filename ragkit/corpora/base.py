@@ -36,8 +36,9 @@ Reader = Callable[[Path, "CorpusSource"], Iterator[CorpusDocument]]
 class CorpusSource:
     """A package, pinned to an exact version, and the reader that gets documents out of it.
 
-    ``genre`` says what the text is (``prose``, ``poetry``, ``ui`` strings, ``docs``, or a
-    ``wordlist`` of word forms, which a tokenizer trainer may want to leave out).
+    ``genre`` says what the text is (``prose``, ``poetry``, ``ui`` strings, ``docs``, ``web``
+    text given as word frequencies, or a ``wordlist`` of word forms, which a tokenizer trainer
+    may want to leave out).
 
     Example:
         >>> src = CorpusSource("hafez", "pypi", "0.4.2", "MIT", "poetry", lambda root, s: iter(()))
@@ -49,8 +50,19 @@ class CorpusSource:
     kind: Literal["pypi", "deb"]
     version: str
     licence: str
-    genre: Literal["prose", "poetry", "ui", "docs", "wordlist"]
+    genre: Literal["prose", "poetry", "ui", "docs", "web", "wordlist"]
     read: Reader
+    options: str = ""  # what ``read`` was set to read, where the pin does not say it
+
+    @property
+    def key(self) -> str:
+        """The pin and reader options: what a built corpus in the cache depends on.
+
+        Example:
+            >>> CorpusSource("wordfreq", "pypi", "3.1.1", "CC-BY-SA-4.0", "web", None, "ar").key
+            'wordfreq==3.1.1:ar'
+        """
+        return f"{self.pin}:{self.options}" if self.options else self.pin
 
     @property
     def pin(self) -> str:

@@ -190,6 +190,18 @@ def in_script(text: str, script: str) -> bool:
     return re.search(f"[{SCRIPTS[script]}]", text) is not None
 
 
+def drop_accelerators(text: str, script: str) -> str:
+    """``text`` without the keyboard-accelerator marks of UI strings: every ``~``, and an ``_``
+    directly before a letter of ``script`` (``أ_ضف`` shows as ``أضف``; ``FILE_NAME`` keeps
+    its underscore).
+
+    Example:
+        >>> drop_accelerators("أ_ضف ~ملف FILE_NAME", "arabic")
+        'أضف ملف FILE_NAME'
+    """
+    return re.sub(f"_(?=[{SCRIPTS[script]}])", "", text.replace("~", ""))
+
+
 def tesseract_words(traineddata: Path) -> list[str]:
     """Word forms of a Tesseract model's LSTM word DAWG, in the order ``dawg2wordlist`` lists
     them.

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ragkit.corpora.base import CorpusDocument, CorpusSource, Reader
 from ragkit.corpora.formats import (
+    drop_accelerators,
     fluent_values,
     in_script,
     properties_values,
@@ -159,7 +160,7 @@ def libreoffice_reader(locale: str, script: str) -> Reader:
         for mo in catalogues:
             groups: dict[str, dict[str, None]] = {}
             for entry in read_mo(mo.read_bytes()):
-                text = entry.msgstr.replace("~", "").strip()
+                text = drop_accelerators(entry.msgstr, script).strip()
                 if text and text != entry.msgid and in_script(text, script):
                     group = entry.context.split("|", 1)[0] if "|" in entry.context else ""
                     groups.setdefault(group, {})[text] = None
@@ -176,8 +177,8 @@ def libreoffice_reader(locale: str, script: str) -> Reader:
 
 def firefox_reader(script: str) -> Reader:
     """Reader of ``firefox-esr-l10n-*``: a document per ``.ftl``/``.properties`` file of the
-    language pack (inline HTML markup stripped, strings with no letter of ``script``
-    dropped)."""
+    language pack (inline HTML markup and accelerator marks stripped, strings with no letter of
+    ``script`` dropped)."""
 
     def read(root: Path, source: CorpusSource) -> Iterator[CorpusDocument]:
         packs = sorted(root.glob("usr/lib/firefox-esr/browser/extensions/langpack-*.xpi"))
@@ -197,7 +198,9 @@ def firefox_reader(script: str) -> Reader:
                     continue
                 values = parse(pack.read(name).decode("utf-8", "replace"))
                 strings = dict.fromkeys(
-                    text for text in map(strip_html, values) if in_script(text, script)
+                    drop_accelerators(text, script)
+                    for text in map(strip_html, values)
+                    if in_script(text, script)
                 )
                 if strings:
                     yield CorpusDocument(
@@ -282,5 +285,40 @@ def hunspell_reader(dictionary: str, words_per_document: int = 1000) -> Reader:
         lines = found[0].read_text(encoding="utf-8", errors="replace").splitlines()[1:]
         words = [line.split("/", 1)[0].strip() for line in lines if line.strip()]
         yield from _word_documents(words, found[0].relative_to(root), source, words_per_document)
+
+    return read
+
+
+def wordfreq_reader(language: str, tokens: int, wordlist: str = "large") -> Reader:
+    """Reader of the ``wordfreq`` wheel: the word frequencies it measured on Wikipedia, news,
+    subtitles, web and social-media text of ``language``, as running text.
+
+    Each word type is one document holding the word repeated in proportion to its frequency,
+    ``tokens`` word tokens in all (a word that would get under one repeat is left out), so a
+    tokenizer trains on it and is measured on it as on text with the same word counts.
+    Splitting by document then holds out whole word types. ``wordlist`` is ``large`` (words
+    down to 1 in 10^8) or ``small`` (1 in 10^6; the only list of some languages).
+    """
+    path = f"wordfreq/data/{wordlist}_{language}.msgpack.gz"
+
+    def read(wheel_path: Path, source: CorpusSource) -> Iterator[CorpusDocument]:
+        try:
+            import msgpack
+        except ImportError as error:
+            raise RagkitError(f"reading {source.pin} needs msgpack: pip install msgpack") from error
+        with zipfile.ZipFile(wheel_path) as wheel:
+            header, *buckets = msgpack.unpackb(_member(wheel, path, source), raw=False)
+        if header.get("format") != "cB":
+            raise RagkitError(f"{source.pin}:{path} is not a wordfreq cB list ({header})")
+        for centibels, words in enumerate(buckets):  # bucket i: frequency 10^(-i/100)
+            repeats = round(tokens * 10 ** (-centibels / 100))
+            if repeats < 1:
+                break
+            for word in words:
+                yield CorpusDocument(
+                    f"{source.name}/{language}/{word}",
+                    " ".join([word] * repeats),
+                    f"{source.pin}:{path}#{word}",
+                )
 
     return read

@@ -17,6 +17,9 @@ script as a piece and fall back to UTF-8 bytes for any other character, so nothi
 unknown. Where a language's corpus is mostly one genre, :data:`GENRE_WEIGHTS` repeats the
 training documents of the others (the Arabic hadith collections outweigh modern UI and
 documentation text about 17 to 1 in characters; the weight was chosen on the tuning half).
+Modern web, news and Wikipedia vocabulary comes from ``wordfreq``'s word frequencies (``web``
+genre: a document per word type, repeated by frequency), so the split holds out whole word
+types and the held-out ``web`` figure is the fertility of words never seen in training.
 
 The multilingual fallback ``mul`` trains on an equal share of every language's training text.
 
@@ -36,7 +39,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ragkit.corpora import SOURCES, CorpusDocument, corpus_stats, load_corpus, split_documents
+from ragkit.corpora import (
+    SOURCES,
+    CorpusDocument,
+    cap_documents,
+    corpus_stats,
+    load_corpus,
+    split_documents,
+)
 from ragkit.normalize.geez import GEEZ_TABLE_VERSION
 from ragkit.tokenize import (
     MULTILINGUAL,
@@ -56,7 +66,9 @@ VOCAB_SIZES = (8_000, 16_000, 32_000, 64_000)
 MANIFEST_NAME = "MANIFEST.json"
 NORMALIZATION_VERSION = f"ragkit-normalize-1+geez-{GEEZ_TABLE_VERSION}"
 MUL_CHARS_PER_LANGUAGE = 4_000_000
-MAX_CORPUS_CHARS = 20_000_000  # per language; SentencePiece samples 2M sentences anyway
+# Characters of running text per language (SentencePiece samples 2M sentences anyway); ``web``
+# word-frequency documents come on top, whole: a cap would drop word types, not repeats.
+MAX_CORPUS_CHARS = 20_000_000
 REPORT_SEED = 1  # the hash that halves held-out documents into tuning and report parts
 _ARABIC_LETTERS = "".join(chr(code) for code in range(0x0621, 0x064B))  # ء … ي, with ـ
 _PERSO_ARABIC = "پچژگکیۀۃھہےۓٹڈڑںۂ"
@@ -177,7 +189,10 @@ def corpus_texts(
     if documents is not None:
         return split_documents(list(documents))
     if language != MULTILINGUAL:
-        return split_documents(load_corpus(language, max_chars=MAX_CORPUS_CHARS))
+        corpus = load_corpus(language)
+        web = [d for d in corpus if genre_of(d) == "web"]
+        text = cap_documents([d for d in corpus if genre_of(d) != "web"], MAX_CORPUS_CHARS)
+        return split_documents(text + web)
     training: list[CorpusDocument] = []
     held: list[CorpusDocument] = []
     for member in SHIPPED_LANGUAGES:
