@@ -56,6 +56,7 @@ from ragkit.store.catalog import (
 )
 from ragkit.store.consistent import one_generation
 from ragkit.store.lock import WriteLock
+from ragkit.store.tokenizers import stale_message
 
 if TYPE_CHECKING:
     from ragkit.rerank.reranker import Reranker
@@ -206,6 +207,9 @@ class Index:
                     f"{folder}: built with {name}={getattr(index.settings, name)!r}, not "
                     f"{value!r}{where}; use a new --index folder for other settings"
                 )
+        stale = index.store.stale_tokenizers()
+        if stale:
+            log.warning("%s", stale_message(folder, stale))
         overrides = {n: v for n, v in settings.items() if n in RERANK_SETTINGS}
         if overrides:
             try:

@@ -126,3 +126,70 @@ def test_quranic_spelling_is_matched_by_standard_spelling(tmp_path: Path) -> Non
     report = index.reanalyze()  # today's orthography: auto
     assert (report.changed, index.settings.orthography) == (1, "auto")
     assert index.search("العالمين", k=1, mode="sparse")[0].source.endswith("fatiha.txt")
+
+
+URDU = (
+    "پانی سو درجے پر ابلتا ہے اور برف صفر درجے پر پگھلتی ہے۔",
+    "بلیاں چھوٹے پالتو جانور ہیں جو دن کا زیادہ حصہ سوتی ہیں۔",
+    "بھاپ کے انجن ابتدائی ریل گاڑیاں کھینچتے تھے۔",
+)
+
+
+def test_a_rebuilt_tokenizer_is_noticed_and_reanalysis_recuts_the_pieces(
+    tmp_path: Path, monkeypatch, caplog
+) -> None:
+    from ragkit.pipeline import stages
+    from ragkit.store import tokenizers
+    from ragkit.tokenize import TrainingOptions, prepare_texts, tokenizer_for, train
+
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for i, text in enumerate(URDU):
+        (folder / f"ur{i}.txt").write_text(text, encoding="utf-8")
+    (folder / "en.txt").write_text("Steam locomotives pulled early trains.", encoding="utf-8")
+    index = Index.open(tmp_path / "idx", create=True, model=MODEL)
+    index.ingest([folder])
+    shipped = tokenizer_for("ur").fingerprint
+    assert tokenizers.read(index.store.db) == {"ur": [shipped]}  # English terms are stems
+    assert index.store.stale_tokenizers() == {}
+
+    # An upgrade ships another Urdu model: a small one trained here on the same sentences.
+    rebuilt = tmp_path / "tokenizers"
+    rebuilt.mkdir()
+    texts = list(prepare_texts(URDU * 20, "ur", normalized=True))
+    (rebuilt / "ur.model").write_bytes(train(texts, TrainingOptions(vocab_size=120), "ur-new"))
+    monkeypatch.setenv("RAGKIT_TOKENIZERS", str(rebuilt))
+    tokenizer_for.cache_clear()
+    stages._tokenizer.cache_clear()
+    try:
+        with caplog.at_level("WARNING"):
+            reopened = Index.open(tmp_path / "idx")
+        assert "sparse pieces of ur were cut by another tokenizer" in caplog.text
+        assert reopened.store.stale_tokenizers() == {"ur": [shipped]}
+        doctor = CliRunner().invoke(app, ["doctor", "--index", str(tmp_path / "idx")])
+        assert doctor.exit_code == 0 and "--reanalyze" in doctor.stdout, doctor.stdout
+
+        report = reopened.reanalyze()
+        assert report.changed == len(URDU)  # every Urdu chunk re-cut into the new pieces
+        new = tokenizer_for("ur").fingerprint
+        assert tokenizers.read(reopened.store.db) == {"ur": [new]}
+        assert reopened.store.stale_tokenizers() == {}
+        hits = reopened.search("بلیاں سوتی ہیں", k=3, mode="sparse")
+        assert hits and hits[0].source.endswith("ur1.txt")
+        doctor = CliRunner().invoke(app, ["doctor", "--index", str(tmp_path / "idx")])
+        assert "tokenizer" not in doctor.stdout, doctor.stdout
+    finally:
+        tokenizer_for.cache_clear()
+        stages._tokenizer.cache_clear()
+
+
+def test_an_index_without_a_tokenizer_record_gets_a_doctor_note(tmp_path: Path) -> None:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "ur.txt").write_text(URDU[0], encoding="utf-8")
+    index = Index.open(tmp_path / "idx", create=True, model=MODEL)
+    index.ingest([folder])
+    index.store.db.execute("DELETE FROM state WHERE key = 'tokenizers'")  # built before
+    doctor = CliRunner().invoke(app, ["doctor", "--index", str(tmp_path / "idx")])
+    assert doctor.exit_code == 0
+    assert "pieces of ur was not recorded" in " ".join(doctor.stdout.split()), doctor.stdout

@@ -73,6 +73,7 @@ def reanalyze(
         if updated:
             store.commit(updated)
             report.changed += len(updated)
+    store.reset_tokenizers()  # every piece is today's tokenizer's now
     store.ensure_sparse()
     report.generation = store.generation
     report.seconds = time.perf_counter() - clock

@@ -47,7 +47,7 @@ from ragkit.embed.static import StaticEncoder
 from ragkit.errors import RagkitError
 from ragkit.normalize import detect_language, normalize_document
 from ragkit.pipeline.languages import language_script
-from ragkit.search.sparse import EXACT_TERM_LANGUAGES, analyze, has_stemmer
+from ragkit.search.sparse import EXACT_TERM_LANGUAGES, analyze, uses_pieces
 from ragkit.store import PendingDocument
 from ragkit.tokenize import Tokenizer, tokenizer_for
 
@@ -202,10 +202,7 @@ def sparse_terms(key: str, language: str, settings: Settings) -> list[str]:
         >>> sparse_terms("بالاعمال", "ar", Settings())
         ['اعمال', '=بالاعمال']
     """
-    choice = settings.sparse_terms
-    tokenizer = None
-    if choice == "pieces" or (choice == "auto" and not has_stemmer(language)):
-        tokenizer = _tokenizer(language)
+    tokenizer = _tokenizer(language) if uses_pieces(language, settings.sparse_terms) else None
     exact = settings.exact_terms == "on" or (
         settings.exact_terms == "auto" and language in EXACT_TERM_LANGUAGES
     )

@@ -77,6 +77,17 @@ def has_stemmer(language: str) -> bool:
     return language in STEMMERS
 
 
+def uses_pieces(language: str, sparse_terms: str) -> bool:
+    """Whether ``language``'s sparse terms are tokenizer pieces under the ``sparse_terms``
+    setting (``auto``: where no stemmer exists).
+
+    Example:
+        >>> uses_pieces("ur", "auto"), uses_pieces("en", "auto"), uses_pieces("en", "pieces")
+        (True, False, True)
+    """
+    return sparse_terms == "pieces" or (sparse_terms == "auto" and not has_stemmer(language))
+
+
 def analyze(
     key: str, language: str, pieces: PieceEncoder | None = None, exact: bool = False
 ) -> list[str]:

@@ -58,6 +58,7 @@ from ragkit.paths import file_sha256
 from ragkit.search import dense
 from ragkit.search.dense import DenseVectors
 from ragkit.search.sparse import SparseIndex
+from ragkit.store import tokenizers
 from ragkit.store.damage import damaged, names_damage
 from ragkit.store.filters import unknown_keys, where_clause
 from ragkit.store.lock import WriteLock, if_unlocked
@@ -533,6 +534,9 @@ class Store:
                 segment = dense.flat_index(np.asarray(new_ids), new_vectors)
                 layout = layout.extended(written.name, write_vectors(segment, written))
             record(self.db, layout)
+            if pending:
+                used = tokenizers.current({p.document.language for p in pending}, self.settings)
+                tokenizers.write(self.db, tokenizers.merged(tokenizers.read(self.db), used))
             self.db.execute("UPDATE state SET value = ? WHERE key = 'generation'", (str(target),))
             self.db.execute("COMMIT")
         except BaseException:
@@ -545,6 +549,19 @@ class Store:
         self.remove_stale_files()
         self._write_manifest()
         return target
+
+    def stale_tokenizers(self) -> tokenizers.Record:
+        """Languages whose stored sparse pieces another tokenizer than today's cut
+        (:mod:`ragkit.store.tokenizers`); empty when all match, or nothing was recorded."""
+        recorded = tokenizers.read(self.db)
+        return tokenizers.stale(recorded, tokenizers.current(recorded, self.settings))
+
+    def reset_tokenizers(self) -> None:
+        """Record today's tokenizers as the ones that cut every language's pieces (after
+        :func:`ragkit.pipeline.reanalyze.reanalyze` re-cut them all)."""
+        held = {language for _, language in self.languages()}
+        now = tokenizers.current(held, self.settings)
+        tokenizers.write(self.db, {language: [print_] for language, print_ in now.items()})
 
     def _delete_documents(self, keys: list[str]) -> list[int]:
         removed: list[int] = []

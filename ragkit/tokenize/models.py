@@ -97,6 +97,12 @@ class Tokenizer:
     def vocab_size(self) -> int:
         return self.processor.get_piece_size()
 
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """First 16 hex digits of the SHA-256 of the serialized model: equal models, equal
+        pieces (an index records it to notice a rebuilt model)."""
+        return hashlib.sha256(self.processor.serialized_model_proto()).hexdigest()[:16]
+
     @property
     def unk_id(self) -> int:
         return self.processor.unk_id()
