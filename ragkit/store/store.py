@@ -553,8 +553,7 @@ class Store:
     def stale_tokenizers(self) -> tokenizers.Record:
         """Languages whose stored sparse pieces another tokenizer than today's cut
         (:mod:`ragkit.store.tokenizers`); empty when all match, or nothing was recorded."""
-        recorded = tokenizers.read(self.db)
-        return tokenizers.stale(recorded, tokenizers.current(recorded, self.settings))
+        return tokenizers.stale_in(self.db, self.settings)
 
     def reset_tokenizers(self) -> None:
         """Record today's tokenizers as the ones that cut every language's pieces (after

@@ -80,6 +80,12 @@ def stale(record: Record, now: Mapping[str, str]) -> Record:
     }
 
 
+def stale_in(db: sqlite3.Connection, settings: Settings) -> Record:
+    """:func:`stale` for the index in ``db``: its recorded fingerprints against today's."""
+    recorded = read(db)
+    return stale(recorded, current(recorded, settings))
+
+
 def stale_message(folder: object, found: Record) -> str:
     """What to tell the user about ``found`` (from :func:`stale`).
 
@@ -106,8 +112,7 @@ def unrecorded(db: sqlite3.Connection, settings: Settings) -> list[str]:
 
 def notes(folder: object, db: sqlite3.Connection, settings: Settings) -> list[str]:
     """``ragkit doctor`` notes on the tokenizers of the index in ``db`` (empty: all current)."""
-    recorded = read(db)
-    found = stale(recorded, current(recorded, settings))
+    found = stale_in(db, settings)
     if found:
         return [stale_message(folder, found)]
     unknown = unrecorded(db, settings)

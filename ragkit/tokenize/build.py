@@ -189,10 +189,11 @@ def corpus_texts(
     if documents is not None:
         return split_documents(list(documents))
     if language != MULTILINGUAL:
-        corpus = load_corpus(language)
-        web = [d for d in corpus if genre_of(d) == "web"]
-        text = cap_documents([d for d in corpus if genre_of(d) != "web"], MAX_CORPUS_CHARS)
-        return split_documents(text + web)
+        text: list[CorpusDocument] = []
+        web: list[CorpusDocument] = []
+        for document in load_corpus(language):
+            (web if genre_of(document) == "web" else text).append(document)
+        return split_documents(cap_documents(text, MAX_CORPUS_CHARS) + web)
     training: list[CorpusDocument] = []
     held: list[CorpusDocument] = []
     for member in SHIPPED_LANGUAGES:
