@@ -31,6 +31,7 @@ from ragkit.normalize.lexical.candidates import (
 )
 from ragkit.normalize.lexical.normalizer import TokenDecision, decode
 from ragkit.normalize.lexical.ranker import FEATURE_NAMES, Tree, TreeEnsemble, candidate_rows
+from ragkit.normalize.lexical.sources import slang_expansions
 from ragkit.paths import shared_data_dir
 
 DATA = shared_data_dir() / "lexnorm" / "en"
@@ -268,3 +269,28 @@ def test_multiword_bias_raises_the_bar_for_splits_and_merges_only() -> None:
     decisions = [TokenDecision(lol, (0.0, 1.0)), TokenDecision(u, (0.0, 1.0))]
     assert decode(["lol", "u"], decisions, 0.0, False) == ["laughing out loud", "you"]
     assert decode(["lol", "u"], decisions, 0.0, False, multiword_bias=1.5) == ["lol", "you"]
+
+
+def test_slang_and_web_words_feed_candidates_and_features() -> None:
+    resources = Resources.build(
+        [],
+        {"how": 6.5, "about": 6.6, "you": 7.0},
+        web_words={"avedon": 2.1},
+        slang={"hbu": "how about you"},
+    )
+    generator = CandidateGenerator(resources)
+    found = generator.generate(["hbu"], 0)
+    assert [(c.text, c.slang) for c in found] == [("hbu", False), ("how about you", True)]
+    rows = candidate_rows(["hbu"], 0, found, resources)
+    assert rows[:, FEATURE_NAMES.index("from_slang")].tolist() == [0.0, 1.0]
+    assert rows[1, FEATURE_NAMES.index("candidate_web_zipf")] == 6.5
+    # a name the web list knows reads as a word; a typo reads as nothing
+    assert resources.web_zipf("avedon") == 2.1 and resources.web_zipf("wkeend") == 0.0
+
+
+def test_slang_dictionary_comes_from_ekphrasis_data() -> None:
+    pytest.importorskip("ekphrasis", reason="the slang dictionary ships inside ekphrasis")
+    slang = slang_expansions()
+    assert slang["hbu"] == "how about you" and slang["tix"] == "tickets"
+    assert len(slang) > 3000
+    assert all(len(text.split()) <= 4 and text == text.lower() for text in slang.values())

@@ -1,5 +1,5 @@
-"""Candidate generation for lexical normalization: lexicon, elongation, edit distance, split, merge,
-dropped-g endings and abbreviations (see :mod:`ragkit.normalize.lexical.rules`).
+"""Candidate generation for lexical normalization: lexicon, slang dictionary, elongation, edit
+distance, split, merge, dropped-g endings and abbreviations (see :mod:`ragkit.normalize.lexical.rules`).
 
 Every generator works on lower-cased tokens. The identity candidate is always first.
 
@@ -196,7 +196,11 @@ class Resources:
     user names, hashtags and URLs are left out (they are never normalized);
     ``vocabulary`` maps words to Zipf frequency (log10 per billion words); ``bigrams`` counts
     ``"left right"`` pairs of normalized training words; ``corpus_bigrams`` maps ``"left right"``
-    pairs of vocabulary words to log10 of their count in a large edited corpus (books).
+    pairs of vocabulary words to log10 of their count in a large edited corpus (books);
+    ``web_words`` maps the rarer words of a larger web/social-media word list (names, brands,
+    rare words: spellings people use) to their Zipf frequency. A token absent from both is more
+    likely a typo than a name. ``slang`` maps internet slang to its spelled-out form
+    (``hbu`` → ``how about you``), from a general slang dictionary, not from the training data.
     """
 
     lexicon: dict[str, dict[str, int]]
@@ -204,6 +208,8 @@ class Resources:
     bigrams: dict[str, int] = field(default_factory=dict)
     targets: dict[str, int] = field(default_factory=dict)
     corpus_bigrams: dict[str, float] = field(default_factory=dict)
+    web_words: dict[str, float] = field(default_factory=dict)
+    slang: dict[str, str] = field(default_factory=dict)
     _index: DeleteIndex | None = field(default=None, repr=False)
     _abbreviations: AbbreviationIndex | None = field(default=None, repr=False)
 
@@ -214,6 +220,8 @@ class Resources:
         vocabulary: Mapping[str, float],
         sentences: Iterable[Sequence[str]] = (),
         corpus_bigrams: Mapping[str, float] | None = None,
+        web_words: Mapping[str, float] | None = None,
+        slang: Mapping[str, str] | None = None,
     ) -> Resources:
         """Count ``(raw, norm)`` pairs and normalized-side bigrams of ``sentences``."""
         lexicon: dict[str, Counter[str]] = defaultdict(Counter)
@@ -229,6 +237,8 @@ class Resources:
             dict(vocabulary),
             dict(bigrams),
             corpus_bigrams=dict(corpus_bigrams or {}),
+            web_words=dict(web_words or {}),
+            slang=dict(slang or {}),
         )
 
     def __post_init__(self) -> None:
@@ -260,6 +270,20 @@ class Resources:
     def zipf(self, text: str) -> float:
         """Zipf frequency of a word; a multi-word text gets its rarest word's."""
         return min((self.vocabulary.get(word, 0.0) for word in text.split()), default=0.0)
+
+    def web_zipf(self, text: str) -> float:
+        """Zipf frequency of a word in the vocabulary or else the web word list (0 when in
+        neither); a multi-word text gets its rarest word's.
+
+        Example:
+            >>> res = Resources.build([], {"you": 7.0}, web_words={"avedon": 2.1})
+            >>> res.web_zipf("avedon"), res.web_zipf("you avedon"), res.web_zipf("wkeend")
+            (2.1, 2.1, 0.0)
+        """
+        return min(
+            (self.vocabulary.get(word) or self.web_words.get(word, 0.0) for word in text.split()),
+            default=0.0,
+        )
 
     def bigram(self, left: str, right: str) -> int:
         """Training count of the word pair ``left right`` (see :func:`context_word`)."""
@@ -294,6 +318,7 @@ class Candidate:
     merge: bool = False
     g_dropping: bool = False
     abbreviation: bool = False
+    slang: bool = False
 
 
 class CandidateGenerator:
@@ -360,8 +385,18 @@ class CandidateGenerator:
 
         for norm in resources.lexicon.get(raw, {}):
             add(norm, lexicon=True)
+        if raw in resources.slang:
+            add(resources.slang[raw], slang=True)
         if shape != SHAPE_WORD:
-            return [Candidate(text, identity=text == raw, lexicon=text != raw) for text in found]
+            return [
+                Candidate(
+                    text,
+                    identity=text == raw,
+                    lexicon=bool(found[text].get("lexicon", False)),
+                    slang=bool(found[text].get("slang", False)),
+                )
+                for text in found
+            ]
         for form in elongation_variants(raw) if max_run(raw) >= 2 else []:
             if resources.zipf(form) > 0:
                 add(form, elongation=True)
@@ -395,6 +430,7 @@ class CandidateGenerator:
                 split=bool(flags.get("split", False)),
                 g_dropping=bool(flags.get("g_dropping", False)),
                 abbreviation=bool(flags.get("abbreviation", False)),
+                slang=bool(flags.get("slang", False)),
             )
             for text, flags in found.items()
         ]

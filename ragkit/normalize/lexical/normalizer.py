@@ -39,7 +39,7 @@ from ragkit.normalize.lexical.candidates import Candidate, CandidateGenerator, R
 from ragkit.normalize.lexical.ranker import FEATURE_NAMES, Tree, TreeEnsemble, candidate_rows
 
 MODEL_FORMAT = "ragkit-lexnorm"
-MODEL_VERSION = 2
+MODEL_VERSION = 3
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 _TOKEN = re.compile(r"\S+")
 _EDGES = re.compile(r"^([^\w@#]*)(.*?)([^\w']*)$", re.DOTALL)
@@ -120,6 +120,8 @@ class LexicalNormalizer:
             vocabulary=data["vocabulary"],
             bigrams=data["bigrams"],
             corpus_bigrams=data.get("corpus_bigrams", {}),
+            web_words=data["web_words"],
+            slang=data["slang"],
         )
         return cls(
             resources,
@@ -146,6 +148,8 @@ class LexicalNormalizer:
             "vocabulary": self.resources.vocabulary,
             "bigrams": self.resources.bigrams,
             "corpus_bigrams": self.resources.corpus_bigrams,
+            "web_words": self.resources.web_words,
+            "slang": self.resources.slang,
             "report": self.report,
         }
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -65,6 +65,9 @@ FEATURE_NAMES: tuple[str, ...] = (
     "split_corpus_log",
     "from_abbreviation",
     "from_g_rule",
+    "raw_web_zipf",
+    "candidate_web_zipf",
+    "from_slang",
     # relative to the token's other candidates (added by candidate_rows)
     "zipf_rank",
     "zipf_gap",
@@ -135,6 +138,9 @@ def candidate_features(
         *corpus_context(left, replaced, words, right, resources),
         float(candidate.abbreviation),
         float(candidate.g_dropping),
+        resources.web_zipf(raw),
+        resources.web_zipf(text),
+        float(candidate.slang),
     ]
 
 

