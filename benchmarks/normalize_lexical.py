@@ -43,6 +43,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=model_path("en"), help="model file to write")
     parser.add_argument("--results", type=Path, default=RESULTS, help="JSON results file")
     parser.add_argument("--trees", type=int, default=300, help="boosted trees in the ranker")
+    parser.add_argument("--folds", type=int, default=20, help="cross-validation folds")
     parser.add_argument(
         "--no-dev-in-model",
         dest="dev_in_model",
@@ -57,6 +58,7 @@ def main() -> None:
         args.data / "dev.norm",
         args.out,
         trees=args.trees,
+        folds=args.folds,
         dev_in_model=args.dev_in_model,
         progress=console.log,
     )

@@ -1,5 +1,6 @@
 """Candidate generation for lexical normalization: lexicon, slang dictionary, elongation, edit
-distance, split, merge, dropped-g endings and abbreviations (see :mod:`ragkit.normalize.lexical.rules`).
+distance, split, merge, dropped-g endings and abbreviations (see
+:mod:`ragkit.normalize.lexical.rules`).
 
 Every generator works on lower-cased tokens. The identity candidate is always first.
 

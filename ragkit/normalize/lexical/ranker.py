@@ -275,7 +275,8 @@ class TreeEnsemble:
         return cached
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (thresholds and leaves rounded to 6 significant digits)."""
+        """JSON-ready form, at full precision: a rounded threshold can fall between two feature
+        values that differ only by float noise and send both down one side, changing decisions."""
         return {
             "base_score": self.base_score,
             "learning_rate": self.learning_rate,
@@ -283,10 +284,10 @@ class TreeEnsemble:
             "trees": [
                 {
                     "feature": tree.feature,
-                    "threshold": [float(f"{x:.6g}") for x in tree.threshold],
+                    "threshold": [float(x) for x in tree.threshold],
                     "left": tree.left,
                     "right": tree.right,
-                    "value": [float(f"{x:.6g}") for x in tree.value],
+                    "value": [float(x) for x in tree.value],
                 }
                 for tree in self.trees
             ],

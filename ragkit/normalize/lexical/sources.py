@@ -1,4 +1,4 @@
-"""Word lists read when training the lexical normalizer: word frequencies and word-pair counts.
+"""Word lists read when training the lexical normalizer: word frequencies, word-pair counts, slang.
 
 They come from packages installed for training only (``wordfreq``, ``symspellpy``,
 ``ekphrasis``); the model saves what it keeps of them, so running it needs none of them.
