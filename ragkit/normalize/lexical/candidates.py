@@ -389,15 +389,7 @@ class CandidateGenerator:
         if raw in resources.slang:
             add(resources.slang[raw], slang=True)
         if shape != SHAPE_WORD:
-            return [
-                Candidate(
-                    text,
-                    identity=text == raw,
-                    lexicon=bool(found[text].get("lexicon", False)),
-                    slang=bool(found[text].get("slang", False)),
-                )
-                for text in found
-            ]
+            return [_candidate(text, flags) for text, flags in found.items()]
         for form in elongation_variants(raw) if max_run(raw) >= 2 else []:
             if resources.zipf(form) > 0:
                 add(form, elongation=True)
@@ -421,17 +413,19 @@ class CandidateGenerator:
                 len(left) > 1 or left in {"a", "i"}
             ):
                 add(f"{left} {right}", split=True)
-        return [
-            Candidate(
-                text,
-                identity=bool(flags.get("identity", False)),
-                lexicon=bool(flags.get("lexicon", False)),
-                elongation=bool(flags.get("elongation", False)),
-                distance=int(flags.get("distance", 0)),  # type: ignore[call-overload]
-                split=bool(flags.get("split", False)),
-                g_dropping=bool(flags.get("g_dropping", False)),
-                abbreviation=bool(flags.get("abbreviation", False)),
-                slang=bool(flags.get("slang", False)),
-            )
-            for text, flags in found.items()
-        ]
+        return [_candidate(text, flags) for text, flags in found.items()]
+
+
+def _candidate(text: str, flags: Mapping[str, object]) -> Candidate:
+    """The :class:`Candidate` of ``text`` with the sources gathered in ``flags``."""
+    return Candidate(
+        text,
+        identity=bool(flags.get("identity", False)),
+        lexicon=bool(flags.get("lexicon", False)),
+        elongation=bool(flags.get("elongation", False)),
+        distance=int(flags.get("distance", 0)),  # type: ignore[call-overload]
+        split=bool(flags.get("split", False)),
+        g_dropping=bool(flags.get("g_dropping", False)),
+        abbreviation=bool(flags.get("abbreviation", False)),
+        slang=bool(flags.get("slang", False)),
+    )

@@ -13,6 +13,7 @@ import re
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 
 from ragkit.errors import RagkitError
 
@@ -20,14 +21,20 @@ _ASCII_WORD = re.compile(r"^[a-z0-9']+$")
 BIGRAM_FILE = "frequency_bigramdictionary_en_243_342.txt"
 
 
-def english_vocabulary(size: int, language: str = "en") -> dict[str, float]:
-    """The ``size`` most frequent words of ``language`` with Zipf frequencies, from wordfreq."""
+def _wordfreq() -> ModuleType:
+    """The ``wordfreq`` module, or a :class:`RagkitError` saying how to install it."""
     try:
         import wordfreq
     except ImportError as error:
         raise RagkitError(
             "training the lexical normalizer needs word frequencies: pip install wordfreq"
         ) from error
+    return wordfreq
+
+
+def english_vocabulary(size: int, language: str = "en") -> dict[str, float]:
+    """The ``size`` most frequent words of ``language`` with Zipf frequencies, from wordfreq."""
+    wordfreq = _wordfreq()
     words = wordfreq.top_n_list(language, size)
     return {word: round(wordfreq.zipf_frequency(word, language), 2) for word in words}
 
@@ -40,12 +47,7 @@ def web_words(
     Only lower-case ASCII words (letters, digits, apostrophes) are kept: the tokens the
     normalizer's candidates are made of.
     """
-    try:
-        import wordfreq
-    except ImportError as error:
-        raise RagkitError(
-            "training the lexical normalizer needs word frequencies: pip install wordfreq"
-        ) from error
+    wordfreq = _wordfreq()
     found: dict[str, float] = {}
     for word, frequency in wordfreq.get_frequency_dict(language, "large").items():
         if word in vocabulary or not _ASCII_WORD.match(word):
