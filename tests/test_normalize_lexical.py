@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ragkit.errors import RagkitError
@@ -30,8 +31,14 @@ from ragkit.normalize.lexical.candidates import (
     token_shape,
 )
 from ragkit.normalize.lexical.normalizer import TokenDecision, decode
-from ragkit.normalize.lexical.ranker import FEATURE_NAMES, Tree, TreeEnsemble, candidate_rows
-from ragkit.normalize.lexical.sources import slang_expansions
+from ragkit.normalize.lexical.ranker import (
+    FEATURE_NAMES,
+    Tree,
+    TreeEnsemble,
+    candidate_rows,
+    fit_ranker,
+)
+from ragkit.normalize.lexical.sources import american_spellings, slang_expansions
 from ragkit.normalize.lexical.train import carve_train, evaluate_normalizer
 from ragkit.paths import shared_data_dir
 
@@ -164,7 +171,7 @@ def test_retrain_on_shared_data_beats_mfr(tmp_path: Path) -> None:
     if not (DATA / "train.norm").is_file():
         pytest.skip(f"shared MultiLexNorm data not found at {DATA}")
     pytest.importorskip("wordfreq", reason="training needs wordfreq")
-    pytest.importorskip("sklearn", reason="training needs scikit-learn")
+    pytest.importorskip("lightgbm", reason="training needs LightGBM")
     pytest.importorskip("symspellpy", reason="training needs symspellpy's bigram list")
     report = train_lexical(
         DATA / "train.norm", DATA / "dev.norm", tmp_path / "m.json.gz", folds=5, trees=60
@@ -183,6 +190,7 @@ def test_retrain_on_shared_data_beats_mfr(tmp_path: Path) -> None:
     # the saved model also learned from the dev split; the held-out tenth stays out of both
     assert report.dev_in_model and report.model_sentences == report.train_sentences + 590
     assert report.web_words > 100_000 and report.slang_entries > 3000
+    assert report.american_spellings > 1500
 
 
 def _prefers(feature: str) -> TreeEnsemble:
@@ -235,7 +243,6 @@ def test_keep_bias_keeps_vocabulary_words() -> None:
 
 
 def test_shipped_model_keeps_social_media_words(shipped: LexicalNormalizer) -> None:
-    assert shipped.keep_bias > 0
     assert shipped.normalize_tokens(["rt", "@user", "ya", "know"])[:2] == ["rt", "@user"]
     # the slang dictionary spells these out, but the annotators keep them
     assert shipped.normalize_tokens(["lol", "that", "was", "funny"])[0] == "lol"
@@ -306,3 +313,41 @@ def test_slang_dictionary_comes_from_ekphrasis_data() -> None:
     assert slang["hbu"] == "how about you" and slang["tix"] == "tickets"
     assert len(slang) > 3000
     assert all(len(text.split()) <= 4 and text == text.lower() for text in slang.values())
+
+
+def test_british_spellings_get_their_american_candidate() -> None:
+    resources = Resources.build([], {"colour": 4.0, "color": 4.9}, american={"colour": "color"})
+    found = CandidateGenerator(resources).generate(["nice", "colour"], 1)
+    assert ("color", True) in [(c.text, c.american) for c in found]
+    rows = candidate_rows(["nice", "colour"], 1, found, resources)
+    flags = dict(
+        zip([c.text for c in found], rows[:, FEATURE_NAMES.index("from_american_spelling")])
+    )
+    assert flags["color"] == 1.0 and flags["colour"] == 0.0
+
+
+def test_american_spellings_come_from_breame_data() -> None:
+    pytest.importorskip("breame", reason="the British spelling table ships inside breame")
+    table = american_spellings()
+    assert table["colour"] == "color" and table["realised"] == "realized"
+    assert table["programme"] == "program" and "color" not in table
+    assert len(table) > 1500
+
+
+def test_ranker_learns_to_order_each_tokens_candidates() -> None:
+    pytest.importorskip("lightgbm", reason="training needs LightGBM")
+    rng = np.random.default_rng(0)
+    width = len(FEATURE_NAMES)
+    rows = rng.normal(size=(600, width))
+    # three candidates per token; the gold one has the largest lexicon probability
+    column = FEATURE_NAMES.index("lexicon_probability")
+    labels = np.zeros(600, dtype=int)
+    for start in range(0, 600, 3):
+        labels[start + int(np.argmax(rows[start : start + 3, column]))] = 1
+    ranker = fit_ranker(rows, labels, [3] * 200, n_trees=30, leaves=7)
+    scores = ranker.score(rows).reshape(200, 3)
+    assert (scores.argmax(axis=1) == labels.reshape(200, 3).argmax(axis=1)).mean() > 0.9
+    restored = TreeEnsemble.from_dict(ranker.to_dict())
+    assert np.array_equal(restored.score(rows), ranker.score(rows))
+    with pytest.raises(ValueError, match="groups cover 598 rows, not 600"):
+        fit_ranker(rows, labels, [3] * 199 + [1], n_trees=2)

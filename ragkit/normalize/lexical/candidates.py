@@ -201,7 +201,8 @@ class Resources:
     ``web_words`` maps the rarer words of a larger web/social-media word list (names, brands,
     rare words: spellings people use) to their Zipf frequency. A token absent from both is more
     likely a typo than a name. ``slang`` maps internet slang to its spelled-out form
-    (``hbu`` → ``how about you``), from a general slang dictionary, not from the training data.
+    (``hbu`` → ``how about you``), from a general slang dictionary, not from the training data;
+    ``american`` maps British spellings to American ones (``colour`` → ``color``).
     """
 
     lexicon: dict[str, dict[str, int]]
@@ -211,6 +212,7 @@ class Resources:
     corpus_bigrams: dict[str, float] = field(default_factory=dict)
     web_words: dict[str, float] = field(default_factory=dict)
     slang: dict[str, str] = field(default_factory=dict)
+    american: dict[str, str] = field(default_factory=dict)
     _index: DeleteIndex | None = field(default=None, repr=False)
     _abbreviations: AbbreviationIndex | None = field(default=None, repr=False)
 
@@ -223,6 +225,7 @@ class Resources:
         corpus_bigrams: Mapping[str, float] | None = None,
         web_words: Mapping[str, float] | None = None,
         slang: Mapping[str, str] | None = None,
+        american: Mapping[str, str] | None = None,
     ) -> Resources:
         """Count ``(raw, norm)`` pairs and normalized-side bigrams of ``sentences``."""
         lexicon: dict[str, Counter[str]] = defaultdict(Counter)
@@ -240,6 +243,7 @@ class Resources:
             corpus_bigrams=dict(corpus_bigrams or {}),
             web_words=dict(web_words or {}),
             slang=dict(slang or {}),
+            american=dict(american or {}),
         )
 
     def __post_init__(self) -> None:
@@ -320,6 +324,7 @@ class Candidate:
     g_dropping: bool = False
     abbreviation: bool = False
     slang: bool = False
+    american: bool = False
 
 
 class CandidateGenerator:
@@ -388,6 +393,8 @@ class CandidateGenerator:
             add(norm, lexicon=True)
         if raw in resources.slang:
             add(resources.slang[raw], slang=True)
+        if raw in resources.american:
+            add(resources.american[raw], american=True)
         if shape != SHAPE_WORD:
             return [_candidate(text, flags) for text, flags in found.items()]
         for form in elongation_variants(raw) if max_run(raw) >= 2 else []:
@@ -428,4 +435,5 @@ def _candidate(text: str, flags: Mapping[str, object]) -> Candidate:
         g_dropping=bool(flags.get("g_dropping", False)),
         abbreviation=bool(flags.get("abbreviation", False)),
         slang=bool(flags.get("slang", False)),
+        american=bool(flags.get("american", False)),
     )

@@ -39,7 +39,7 @@ from ragkit.normalize.lexical.candidates import Candidate, CandidateGenerator, R
 from ragkit.normalize.lexical.ranker import FEATURE_NAMES, Tree, TreeEnsemble, candidate_rows
 
 MODEL_FORMAT = "ragkit-lexnorm"
-MODEL_VERSION = 3
+MODEL_VERSION = 4
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 _TOKEN = re.compile(r"\S+")
 _EDGES = re.compile(r"^([^\w@#]*)(.*?)([^\w']*)$", re.DOTALL)
@@ -122,6 +122,7 @@ class LexicalNormalizer:
             corpus_bigrams=data.get("corpus_bigrams", {}),
             web_words=data["web_words"],
             slang=data["slang"],
+            american=data["american"],
         )
         return cls(
             resources,
@@ -150,6 +151,7 @@ class LexicalNormalizer:
             "corpus_bigrams": self.resources.corpus_bigrams,
             "web_words": self.resources.web_words,
             "slang": self.resources.slang,
+            "american": self.resources.american,
             "report": self.report,
         }
         path.parent.mkdir(parents=True, exist_ok=True)

