@@ -1,8 +1,8 @@
 """Candidate features and the boosted-tree ranker that scores them (pure numpy at run time).
 
 The ranker is a gradient-boosted ensemble of regression trees trained to rank each token's
-candidates (LambdaRank: the gold normalization above its rivals). Trees are stored as flat arrays, so the model
-saves to JSON and needs no pickle or LightGBM to run.
+candidates (LambdaRank: the gold normalization above its rivals). Trees are stored as flat
+arrays, so the model saves to JSON and needs no pickle or LightGBM to run.
 
 Example:
     >>> trees = TreeEnsemble(

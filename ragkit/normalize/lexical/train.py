@@ -94,16 +94,22 @@ class _Fold:
 
     ``decisions[s][p]`` is token ``p`` of sentence ``s``: its candidates, the index of its first
     row in ``rows`` (−1 when it has no rival candidate or is merged) and whether it is a
-    vocabulary word; ``groups`` counts the rows of each token that has rows, in order.
+    vocabulary word.
     """
 
     sentences: list[Sentence]
     rows: np.ndarray
     labels: np.ndarray
-    groups: list[int]
     decisions: list[list[tuple[tuple[Candidate, ...], int, bool]]]
     changed: int
     reachable: int
+
+    @property
+    def groups(self) -> list[int]:
+        """The number of rows (candidates) of each token that has rows, in row order."""
+        return [
+            len(found) for sentence in self.decisions for found, start, _ in sentence if start >= 0
+        ]
 
 
 def _fold_rows(sentences: Sequence[Sentence], resources: Resources) -> _Fold:
@@ -111,7 +117,6 @@ def _fold_rows(sentences: Sequence[Sentence], resources: Resources) -> _Fold:
     generator = CandidateGenerator(resources)
     rows: list[list[float]] = []
     labels: list[int] = []
-    groups: list[int] = []
     decisions: list[list[tuple[tuple[Candidate, ...], int, bool]]] = []
     changed = reachable = 0
     for sentence in sentences:
@@ -127,7 +132,6 @@ def _fold_rows(sentences: Sequence[Sentence], resources: Resources) -> _Fold:
                 found.append((candidates, -1, known))
                 continue
             found.append((candidates, len(rows), known))
-            groups.append(len(candidates))
             rows.extend(candidate_rows(tokens, position, candidates, resources).tolist())
             merges = position + 1 < len(sentence) and sentence[position + 1].merged
             labels.extend(
@@ -140,7 +144,6 @@ def _fold_rows(sentences: Sequence[Sentence], resources: Resources) -> _Fold:
         list(sentences),
         np.array(rows).reshape(len(rows), width),
         np.array(labels),
-        groups,
         decisions,
         changed,
         reachable,
@@ -413,9 +416,8 @@ def train_lexical(
     otherwise the first model is saved and scored on the held-out tenth. Margins and biases
     are always chosen on out-of-fold scores of the model's own sentences; the dev split and
     the held-out part are scored, never tuned on. Needs ``wordfreq``, ``symspellpy`` (its
-    bigram list), ``ekphrasis`` (its slang dictionary), ``breame`` (its British spellings) and ``lightgbm``
-    for training only;
-    the saved model runs on numpy.
+    bigram list), ``ekphrasis`` (its slang dictionary), ``breame`` (its British spellings) and
+    ``lightgbm`` for training only; the saved model runs on numpy.
     """
     started = time.perf_counter()
     say = progress or logger.info
