@@ -69,7 +69,7 @@ def main() -> None:
     args.results.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
     table = Table(title=f"MultiLexNorm en ({report.dev_tokens} dev tokens)")
-    for column in ("system", "set", "ERR", "accuracy", "TP", "FP", "FN"):
+    for column in ("system", "set", "ERR", "ERR 95 % interval", "accuracy", "TP", "FP", "FN"):
         table.add_column(column, justify="left" if column in ("system", "set") else "right")
     scored = f"ragkit, {report.train_sentences} training sentences"
     saved = (
@@ -77,19 +77,20 @@ def main() -> None:
         f"keep bias {report.keep_bias:g}, multiword bias {report.multiword_bias:g}"
     )
     rows = [
-        ("leave-as-is (LAI)", "dev", report.leave_as_is),
-        ("most frequent replacement (MFR)", "dev", report.most_frequent),
-        ("most frequent replacement (MFR)", "held-out", report.held_most_frequent),
-        (scored, "cross-validation", report.dev_cross_validation.overall),
-        (scored, "dev", report.dev.overall),
-        (saved, "cross-validation", report.cross_validation.overall),
-        (saved, "held-out", report.held.overall),
+        ("leave-as-is (LAI)", "dev", report.leave_as_is, None),
+        ("most frequent replacement (MFR)", "dev", report.most_frequent, None),
+        ("most frequent replacement (MFR)", "held-out", report.held_most_frequent, None),
+        (scored, "cross-validation", report.dev_cross_validation.overall, None),
+        (scored, "dev", report.dev.overall, report.dev.interval),
+        (saved, "cross-validation", report.cross_validation.overall, None),
+        (saved, "held-out", report.held.overall, report.held.interval),
     ]
-    for name, part, score in rows:
+    for name, part, score, interval in rows:
         table.add_row(
             name,
             part,
             f"{score.err:.4f}",
+            f"{interval[0]:.3f}–{interval[1]:.3f}" if interval else "-",
             f"{score.accuracy:.4f}",
             str(score.tp),
             str(score.fp),

@@ -12,6 +12,7 @@ from ragkit.normalize.lexical import (
     LexicalNormalization,
     LexicalNormalizer,
     LexToken,
+    err_interval,
     model_path,
     most_frequent_replacement,
     parse_lexnorm,
@@ -102,6 +103,25 @@ def test_err_on_hand_example() -> None:
     assert score.err == pytest.approx((score.accuracy - leave.accuracy) / (1 - leave.accuracy))
     with pytest.raises(RagkitError):
         score_predictions(gold, [["you"]])
+
+
+def test_err_interval_brackets_the_err_and_narrows_with_more_sentences() -> None:
+    one = [
+        [LexToken("u", "you"), LexToken("r", "are")],
+        [LexToken("so", "so"), LexToken("d", "the")],
+    ]
+    guess = [["you", "r"], ["so", "the"]]
+    err = score_predictions(one, guess).err
+    low, high = err_interval(one, guess)
+    assert low <= err <= high and low < high
+    wide = high - low
+    low, high = err_interval(one * 25, guess * 25)
+    assert low <= err <= high and high - low < wide
+    # same seed, same interval; all right leaves nothing to resample
+    assert err_interval(one * 25, guess * 25) == (low, high)
+    assert err_interval(one, [["you", "are"], ["so", "the"]]) == (1.0, 1.0)
+    with pytest.raises(ValueError, match="confidence"):
+        err_interval(one, guess, confidence=95)
 
 
 def test_with_predictions_and_mfr() -> None:

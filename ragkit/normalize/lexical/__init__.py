@@ -9,6 +9,7 @@ Example:
 
 from ragkit.normalize.lexical.evaluate import (
     LexnormScore,
+    err_interval,
     most_frequent_replacement,
     score_predictions,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "LexnormScore",
     "Sentence",
     "TrainingReport",
+    "err_interval",
     "format_lexnorm",
     "model_path",
     "most_frequent_replacement",

@@ -23,6 +23,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
+import numpy as np
+
 from ragkit.errors import RagkitError
 from ragkit.normalize.lexical.format import LexToken
 
@@ -167,6 +169,46 @@ def score_predictions(
             elif prediction != token.raw:
                 fp += 1
     return LexnormScore(tokens, correct, tp, fp, fn)
+
+
+def err_interval(
+    gold: Sequence[Sequence[LexToken]],
+    predictions: Sequence[Sequence[str]],
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of ERR over whole sentences (resampled with replacement).
+
+    Tells how far a set's ERR could move with other sentences of the same kind: on a few hundred
+    changed tokens the 95 % interval is about ±0.04 wide. (A percentile bootstrap is a few numpy
+    lines; scipy is not a runtime dependency.)
+
+    Example:
+        >>> gold = [[LexToken("u", "you")], [LexToken("r", "are")], [LexToken("so", "so")]]
+        >>> err_interval(gold, [["you"], ["r"], ["so"]], resamples=200)
+        (0.0, 1.0)
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie between 0 and 1, not {confidence}")
+    counts = np.array(
+        [
+            [score.tp, score.fp, score.fn]
+            for score in (
+                score_predictions([sentence], [predicted])
+                for sentence, predicted in zip(gold, predictions, strict=True)
+            )
+        ],
+        dtype=float,
+    ).reshape(-1, 3)
+    if not len(counts):
+        raise ValueError("no sentences to resample")
+    picks = np.random.default_rng(seed).integers(0, len(counts), (resamples, len(counts)))
+    tp, fp, fn = counts[picks].sum(axis=1).T
+    errs = (tp - fp) / np.maximum(tp + fn, 1.0)
+    tail = (1.0 - confidence) / 2 * 100
+    low, high = np.percentile(errs, [tail, 100 - tail])
+    return float(low), float(high)
 
 
 def most_frequent_replacement(sentences: Iterable[Sequence[LexToken]]) -> dict[str, str]:

@@ -35,6 +35,7 @@ from ragkit.normalize.lexical.candidates import Candidate, CandidateGenerator, R
 from ragkit.normalize.lexical.evaluate import (
     ChangeScore,
     LexnormScore,
+    err_interval,
     most_frequent_replacement,
     score_by_change,
     score_predictions,
@@ -182,11 +183,13 @@ class Evaluation:
 
     overall: LexnormScore
     by_change: dict[str, ChangeScore]
+    interval: tuple[float, float] | None = None  # 95 % bootstrap interval of ERR (scored sets)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {
             **self.overall.to_dict(),
+            "err_interval": list(self.interval) if self.interval else None,
             "by_change": {name: score.to_dict() for name, score in self.by_change.items()},
         }
 
@@ -207,9 +210,14 @@ def _evaluate(
 
 
 def evaluate_normalizer(normalizer: LexicalNormalizer, gold: Sequence[Sentence]) -> Evaluation:
-    """Score ``normalizer`` (its margin and keep bias) on ``gold`` sentences."""
+    """Score ``normalizer`` (its margin and keep bias) on ``gold`` sentences, with the 95 %
+    bootstrap interval of its ERR over the sentences (:func:`err_interval`)."""
     predictions = [normalizer.normalize_tokens([t.raw for t in sentence]) for sentence in gold]
-    return Evaluation(score_predictions(gold, predictions), score_by_change(gold, predictions))
+    return Evaluation(
+        score_predictions(gold, predictions),
+        score_by_change(gold, predictions),
+        err_interval(gold, predictions),
+    )
 
 
 def tune_thresholds(
