@@ -179,6 +179,9 @@ def test_step_keeps_offsets_and_case(shipped: LexicalNormalizer) -> None:
     start = out.text.index("are")
     assert text[slice(*out.original_span(start, start + 3))] == "r"
     assert step("").text == ""
+    # a one-letter capital inside a sentence is shorthand, not a capitalized word
+    assert step("I love U").text == "I love you"
+    assert step("Thank U. U rock").text == "Thank you. You rock"
 
 
 def test_unknown_language_is_a_ragkit_error() -> None:

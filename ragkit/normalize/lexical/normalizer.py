@@ -232,20 +232,26 @@ def decode(
             output.append(token)
             continue
         merged = chosen.merge
-        output.append(transfer_case(token, chosen.text) if keep_case else chosen.text)
+        starts = not any(output) or output[-1].endswith((".", "!", "?"))
+        output.append(transfer_case(token, chosen.text, starts) if keep_case else chosen.text)
     return output
 
 
-def transfer_case(original: str, replacement: str) -> str:
+def transfer_case(original: str, replacement: str, sentence_start: bool = True) -> str:
     """Give ``replacement`` the capitalization pattern of ``original`` (upper, title or lower).
+
+    A one-letter capital (``U``, ``R``) is shorthand written like ``I``: its replacement is
+    capitalized only where a sentence starts (``I love U`` → ``I love you``).
 
     Example:
         >>> transfer_case("LOL", "laughing out loud"), transfer_case("U", "you")
         ('LAUGHING OUT LOUD', 'You')
+        >>> transfer_case("U", "you", sentence_start=False), transfer_case("Pls", "please", False)
+        ('you', 'Please')
     """
     if len(original) > 1 and original.isupper():
         return replacement.upper()
-    if original[:1].isupper():
+    if original[:1].isupper() and (len(original) > 1 or sentence_start):
         return replacement[:1].upper() + replacement[1:]
     return replacement
 
