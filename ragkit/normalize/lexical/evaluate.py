@@ -181,7 +181,7 @@ def err_interval(
     """Percentile bootstrap interval of ERR over whole sentences (resampled with replacement).
 
     Tells how far a set's ERR could move with other sentences of the same kind: on a few hundred
-    changed tokens the 95 % interval is about ±0.04 wide. (A percentile bootstrap is a few numpy
+    changed tokens the 95 % interval reaches ±0.04 to ±0.07. (A percentile bootstrap is a few numpy
     lines; scipy is not a runtime dependency.)
 
     Example:
@@ -204,8 +204,7 @@ def err_interval(
     if not len(counts):
         raise ValueError("no sentences to resample")
     picks = np.random.default_rng(seed).integers(0, len(counts), (resamples, len(counts)))
-    tp, fp, fn = counts[picks].sum(axis=1).T
-    errs = (tp - fp) / np.maximum(tp + fn, 1.0)
+    errs = [error_reduction(*resample) for resample in counts[picks].sum(axis=1)]
     tail = (1.0 - confidence) / 2 * 100
     low, high = np.percentile(errs, [tail, 100 - tail])
     return float(low), float(high)

@@ -232,8 +232,11 @@ def decode(
             output.append(token)
             continue
         merged = chosen.merge
-        starts = not any(output) or output[-1].endswith((".", "!", "?"))
-        output.append(transfer_case(token, chosen.text, starts) if keep_case else chosen.text)
+        if keep_case:
+            starts = not any(output) or output[-1].endswith((".", "!", "?"))
+            output.append(transfer_case(token, chosen.text, starts))
+        else:
+            output.append(chosen.text)
     return output
 
 
