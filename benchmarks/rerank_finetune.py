@@ -47,13 +47,13 @@ import ragkit  # noqa: F401  (thread policy before torch/faiss load: ragkit.thre
 
 import numpy as np
 import torch
+from rerank_headroom import evaluate  # same metrics and p as the headroom benchmark
 from rich.console import Console
 from rich.table import Table
-from scipy.stats import ttest_rel
 from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
 
 from ragkit.embed.models import model_spec, quiet_loading
-from ragkit.evaluate import load_judgments, mrr_at_k, ndcg_at_k
+from ragkit.evaluate import load_judgments
 from ragkit.index import Index
 from ragkit.paths import shared_data_dir
 from ragkit.search.fusion import minmax
@@ -234,21 +234,6 @@ def fold_scores(
             scores[(item.collection, item.query_id)] = encoder.scores(item)
         print(f"fold {fold}: scored {len(inside)} lists in {time.perf_counter() - started:.0f} s")
     return scores
-
-
-def evaluate(lists: list[QueryList], score: Callable[[QueryList], np.ndarray]) -> dict:
-    ndcg, mrr, first = [], [], []
-    for item in lists:
-        ranked = [item.doc_ids[i] for i in np.argsort(-score(item), kind="stable")]
-        ndcg.append(ndcg_at_k(ranked, item.grades))
-        mrr.append(mrr_at_k(ranked, item.grades))
-        first.append(ndcg_at_k(item.doc_ids, item.grades))
-    same = np.allclose(ndcg, first)
-    return {
-        "ndcg_at_10": float(np.mean(ndcg)),
-        "mrr_at_10": float(np.mean(mrr)),
-        "p_vs_first_stage": 1.0 if same else float(ttest_rel(ndcg, first).pvalue),
-    }
 
 
 def mix(scores: dict[tuple[str, str], np.ndarray], w: float) -> Callable[[QueryList], np.ndarray]:
