@@ -33,6 +33,13 @@ def test_help_shows_words_not_python_types() -> None:
     ingest = ragkit("ingest", "--help").stdout
     assert re.search(r"paths\.\.\.\s+PATH", ingest) and re.search(r"--index\s+PATH", ingest)
     assert re.search(r"--prune\s+Remove", ingest)  # a flag takes no value
+    listing = ragkit("--help").stdout
+    # a wrapped docstring's summary is one line in the command list
+    assert re.search(
+        r"ingest\s+Load, chunk, embed and commit files into an index\. Exit 1 when "
+        r"some files failed to load",
+        listing,
+    ), listing
 
 
 def test_version() -> None:
@@ -43,6 +50,11 @@ def test_version() -> None:
 def test_one_line_errors(tmp_path: Path) -> None:
     empty = ragkit("query", "  ", "--index", str(tmp_path))
     assert empty.returncode == 2 and "empty query" in empty.stderr
+    typed = ragkit("normalize", "u r here")  # text where a file belongs
+    assert typed.returncode == 2 and "u r here: no such file" in typed.stderr
+    assert "- to read standard input" in typed.stderr and "Errno" not in typed.stderr
+    folder = ragkit("normalize", str(tmp_path))
+    assert folder.returncode == 2 and "a folder, not a text file" in folder.stderr
     unknown = ragkit("normalize", "-", "--lang", "xx")
     assert unknown.returncode == 2 and "--lang 'xx': not a language" in unknown.stderr
     cron = ragkit("flows", "serve", "--index", str(tmp_path), "--watch", ".", "--cron", "bad")

@@ -3,8 +3,9 @@
 Typer shows each parameter's Python type (``<list[Path]>``, ``<bool>``); a flag then looks as if
 it took a value (``--prune true``). :class:`ReadableGroup` gives every command it hands out —
 and itself — readable metavars: nothing for flags, ``PATH``, ``TEXT``, ``INTEGER``,
-``NUMBER`` or the choices for values. Every ``typer.Typer`` of the CLI is made with
-``cls=ReadableGroup``.
+``NUMBER`` or the choices for values. In a group's list of commands, typer keeps the line
+breaks of a wrapped docstring; each command's summary there is its first paragraph on one
+line. Every ``typer.Typer`` of the CLI is made with ``cls=ReadableGroup``.
 
 Example:
     >>> import typer
@@ -13,14 +14,19 @@ Example:
     >>> @demo.command()
     ... def go(index: str = typer.Option(..., "--index"), prune: bool = False) -> None: ...
     >>> @demo.command()
-    ... def stop() -> None: ...
+    ... def stop() -> None:
+    ...     '''Stop every run that is still
+    ...     going.'''
     >>> page = CliRunner().invoke(demo, ["go", "--help"], env={"COLUMNS": "80"}).output
     >>> "TEXT" in page, "<str>" in page, "<bool>" in page
     (True, False, False)
+    >>> "Stop every run that is still going." in CliRunner().invoke(demo, ["--help"]).output
+    True
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -48,7 +54,11 @@ def _shows(word: str) -> Callable[[Context], str]:
 
 
 def readable(command: Command, ctx: Context) -> Command:
-    """Give ``command``'s parameters and help option readable metavars (in place)."""
+    """Give ``command``'s parameters and help option readable metavars and its help a one-line
+    summary for a group's command list (in place)."""
+    if command.short_help is None and command.help:
+        first = inspect.cleandoc(command.help).split("\n\n")[0]
+        command.short_help = " ".join(first.split())
     for parameter in [*command.params, command.get_help_option(ctx)]:
         if isinstance(parameter, TyperArgument):
             parameter.display_type_rich = _shows(_word(parameter))  # type: ignore[method-assign,assignment]

@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ragkit.cli.output import console, fail
+from ragkit.cli.output import console, fail, read_text_file
 from ragkit.errors import RagkitError
 from ragkit.normalize.detect import check_language
 
@@ -50,10 +50,7 @@ def normalize_command(
         if source == "-":
             text = sys.stdin.read()
         else:
-            try:
-                text = Path(source).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as error:
-                raise RagkitError(f"{source}: cannot read as UTF-8 text ({error})") from error
+            text = read_text_file(Path(source))
         language = lang or detect_language(text)
         result = normalize_document(
             text,

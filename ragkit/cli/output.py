@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
@@ -136,6 +137,27 @@ def fail(error: RagkitError) -> NoReturn:
     """Print ``error`` on standard error and exit with status 2."""
     errors.print("[bold red]error:[/]", plain(str(error)), soft_wrap=True)
     raise typer.Exit(2) from error
+
+
+def read_text_file(path: Path) -> str:
+    """The UTF-8 text of the file at ``path``, or a :class:`RagkitError` naming it and why.
+
+    Example:
+        >>> read_text_file(Path("no such notes.txt"))
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.RagkitError: no such notes.txt: no such file (give a text file, or - to read standard input)
+    """
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as error:
+        raise RagkitError(
+            f"{path}: no such file (give a text file, or - to read standard input)"
+        ) from error
+    except IsADirectoryError as error:
+        raise RagkitError(f"{path}: a folder, not a text file") from error
+    except (OSError, UnicodeDecodeError) as error:
+        raise RagkitError(f"{path}: cannot read as UTF-8 text ({error})") from error
 
 
 def option_error(error: ValidationError, options: dict[str, str] | None = None) -> RagkitError:

@@ -16,7 +16,7 @@ import typer
 from rich.table import Table
 
 from ragkit.cli.help import ReadableGroup
-from ragkit.cli.output import console, fail, progress_bar, stage_progress
+from ragkit.cli.output import console, fail, progress_bar, read_text_file, stage_progress
 from ragkit.errors import RagkitError
 
 rerank_app = typer.Typer(cls=ReadableGroup, help="Train and use ragkit's groupwise reranker.")
@@ -109,12 +109,7 @@ def score(
     from ragkit.rerank.reranker import Reranker
 
     try:
-        texts = []
-        for file in files:
-            try:
-                texts.append(file.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError) as error:
-                raise RagkitError(f"{file}: cannot read as UTF-8 text ({error})") from error
+        texts = [read_text_file(file) for file in files]
         ranked = Reranker.load(model).rank(query, texts)
     except RagkitError as error:
         fail(error)
