@@ -132,6 +132,8 @@ def test_cli_normalize_prints_and_explains(tmp_path):
     assert plain.exit_code == 0 and plain.stdout == "اهلا ሰላም\n"
     explained = runner.invoke(app, ["normalize", "-", "--explain"], input="ሠላም")
     assert explained.exit_code == 0 and "U+1220 → U+1230" in explained.stdout
+    unchanged = runner.invoke(app, ["normalize", "-", "--explain", "--lang", "fa"], input="سلام")
+    assert unchanged.exit_code == 0 and "no changes" in unchanged.stdout
     bad = runner.invoke(app, ["normalize", str(tmp_path / "missing.txt")])
     assert bad.exit_code == 2 and "missing.txt" in bad.output
     bad_mode = runner.invoke(app, ["normalize", str(source), "--mode", "nope"])

@@ -64,8 +64,12 @@ def normalize_command(
     if not explain:
         typer.echo(result.text, nl=not result.text.endswith("\n"))
         return
+    found = changes(text, result)
+    if not found:
+        console.print(f"language: {language} · no changes: ragkit matches on the text as given")
+        return
     table = Table("offset", "original", "normalized", "code points", title=f"language: {language}")
-    for change in changes(text, result):
+    for change in found:
         points = (
             " ".join(f"U+{ord(c):04X}" for c in change.before)
             + " → "
