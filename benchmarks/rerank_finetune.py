@@ -11,7 +11,10 @@ stage does a reranker get on Cranfield and CISI?
   judged-relevant and seven judged-irrelevant candidates (cosine / 0.05);
 * ``cross-encoder, fine-tuned``: the backbone reads query and chunk together (one sequence)
   and a new linear head scores it; same groups and loss, the head and pooler at a higher
-  learning rate (they start from random weights).
+  learning rate (they start from random weights);
+* ``bi-encoder, LoRA``: the bi-encoder with the backbone frozen and rank-8 LoRA adapters
+  (``peft``, installed by ``make bench-install``) on every attention and feed-forward
+  projection of all six layers, at LoRA's customary learning rate 2e-4; same groups and loss.
 
 Candidates: every judged query's hybrid top 50 documents (each as its best chunk), from an index
 kept by ``ragkit eval DATASET --mode hybrid --keep-index INDEX``. Queries are split into
@@ -21,11 +24,13 @@ collection's "mixed" row adds ``w · minmax(first stage)`` to ``(1 − w) · min
 ``w`` chosen on the *other* collection (grid 0–0.9). ``p``: two-sided paired t-test of per-query
 nDCG@10 against the first stage.
 
-Run (from the repository root; about 45 minutes on 2 cores for two folds)::
+Run (from the repository root; about 45 minutes on 2 cores for two folds, plus 15 for LoRA)::
 
     .venv/bin/python benchmarks/rerank_finetune.py cranfield=IDX1 cisi=IDX2
+    .venv/bin/python benchmarks/rerank_finetune.py cranfield=IDX1 cisi=IDX2 --variants lora \
+        --out benchmarks/results/rerank_finetune_lora.json
 
-Writes ``benchmarks/results/rerank_finetune.json`` and prints a table.
+Writes ``benchmarks/results/rerank_finetune.json`` (or ``--out``) and prints a table.
 """
 
 from __future__ import annotations
@@ -138,7 +143,7 @@ def training_groups(lists: list[QueryList], per_query: int, seed: int) -> list[Q
 class Encoder:
     """A backbone read as a bi-encoder (``cross=False``) or a cross-encoder."""
 
-    def __init__(self, path: str, cross: bool, max_length: int) -> None:
+    def __init__(self, path: str, cross: bool, max_length: int, lora_rank: int = 0) -> None:
         self.tokenizer = AutoTokenizer.from_pretrained(path)
         self.cross = cross
         self.max_length = max_length
@@ -148,6 +153,16 @@ class Encoder:
                 if cross
                 else AutoModel.from_pretrained(path)
             )
+        if lora_rank:
+            from peft import LoraConfig, get_peft_model
+
+            adapters = LoraConfig(
+                r=lora_rank,
+                lora_alpha=2 * lora_rank,
+                lora_dropout=0.1,
+                target_modules=["query", "key", "value", "dense"],
+            )
+            self.model = get_peft_model(self.model, adapters)
 
     def _pooled(self, texts: list[str], max_length: int) -> torch.Tensor:
         batch = self.tokenizer(
@@ -173,7 +188,7 @@ class Encoder:
     def train(self, groups: list[QueryList], epochs: int, rate: float, head_rate: float) -> None:
         """Listwise softmax cross-entropy (the relevant candidate first), two groups a step,
         linear warm-up over a tenth of the steps then linear decay."""
-        named = list(self.model.named_parameters())
+        named = [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
         head = [p for n, p in named if n.startswith(("classifier", "bert.pooler"))]
         body = [p for n, p in named if not n.startswith(("classifier", "bert.pooler"))]
         optimizer = torch.optim.AdamW(
@@ -247,7 +262,14 @@ def main() -> None:
     parser.add_argument("collections", nargs=2, help="NAME=INDEX, e.g. cisi=/tmp/cisi-index")
     parser.add_argument("--folds", type=int, default=2)
     parser.add_argument("--max-length", type=int, default=128, help="tokens per pair / chunk")
+    parser.add_argument(
+        "--variants",
+        default="bundled,full,cross",
+        help="comma-separated: bundled, full (bi-encoder), cross, lora",
+    )
+    parser.add_argument("--out", type=Path, default=RESULT, help="result JSON")
     args = parser.parse_args()
+    chosen = set(args.variants.split(","))
     torch.set_num_threads(2)
     torch.manual_seed(0)
     path = model_spec("all-minilm-l6-v2").location
@@ -256,26 +278,45 @@ def main() -> None:
         name, _, folder = pair.partition("=")
         lists += query_lists(name, Path(folder))
     names = list(dict.fromkeys(item.collection for item in lists))
-    variants: dict[str, tuple[bool, Callable[[Encoder, list[QueryList]], None]]] = {
-        "bi-encoder, bundled": (False, lambda encoder, groups: None),
-        "bi-encoder, fine-tuned (1 epoch, lr 2e-5)": (
+    # key: (label, cross-encoder, LoRA rank, training)
+    variants: dict[str, tuple[str, bool, int, Callable[[Encoder, list[QueryList]], None]]] = {
+        "bundled": ("bi-encoder, bundled", False, 0, lambda encoder, groups: None),
+        "full": (
+            "bi-encoder, fine-tuned (1 epoch, lr 2e-5)",
             False,
+            0,
             lambda encoder, groups: encoder.train(groups, 1, 2e-5, 2e-5),
         ),
-        "cross-encoder, fine-tuned (2 epochs, lr 5e-5, head 1e-3)": (
+        "cross": (
+            "cross-encoder, fine-tuned (2 epochs, lr 5e-5, head 1e-3)",
             True,
+            0,
             lambda encoder, groups: encoder.train(groups, 2, 5e-5, 1e-3),
         ),
+        "lora": (
+            "bi-encoder, LoRA rank 8 on all layers (1 epoch, lr 2e-4)",
+            False,
+            8,
+            lambda encoder, groups: encoder.train(groups, 1, 2e-4, 2e-4),
+        ),
     }
+    unknown = chosen - variants.keys()
+    if unknown:
+        parser.error(f"--variants: unknown {', '.join(sorted(unknown))}; use {', '.join(variants)}")
     rows: dict[str, dict[str, dict]] = {"first stage (hybrid)": {}}
     for name in names:
         own = [i for i in lists if i.collection == name]
         rows["first stage (hybrid)"][name] = evaluate(own, lambda i: i.first_stage)
-    for label, (cross, train) in variants.items():
+    for key, (label, cross, rank, train) in variants.items():
+        if key not in chosen:
+            continue
         print(label, flush=True)
         started = time.perf_counter()
         scores = fold_scores(
-            lists, args.folds, lambda cross=cross: Encoder(path, cross, args.max_length), train
+            lists,
+            args.folds,
+            lambda cross=cross, rank=rank: Encoder(path, cross, args.max_length, rank),
+            train,
         )
         seconds = time.perf_counter() - started
         for name in names:
@@ -288,7 +329,7 @@ def main() -> None:
             rows.setdefault(f"{label}, mixed", {})[name] = evaluate(own, mix(scores, weight)) | {
                 "weight": weight
             }
-    RESULT.write_text(
+    args.out.write_text(
         json.dumps({"folds": args.folds, "max_length": args.max_length, "rows": rows}, indent=2)
         + "\n",
         encoding="utf-8",
