@@ -52,9 +52,7 @@ import ragkit  # noqa: F401  (thread policy before torch/faiss load: ragkit.thre
 
 import numpy as np
 import torch
-from rerank_headroom import evaluate  # same metrics and p as the headroom benchmark
-from rich.console import Console
-from rich.table import Table
+from rerank_headroom import evaluate, print_rows  # same metrics, p and table
 from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
 
 from ragkit.embed.models import model_spec, quiet_loading
@@ -257,6 +255,17 @@ def mix(scores: dict[tuple[str, str], np.ndarray], w: float) -> Callable[[QueryL
     )
 
 
+def alone_and_mixed(
+    lists: list[QueryList], name: str, scores: dict[tuple[str, str], np.ndarray]
+) -> tuple[dict, dict]:
+    """``name``'s figures for ``scores`` alone, and mixed with the first stage at the weight
+    that does best on the *other* collections (the mixed cell records it as ``weight``)."""
+    own = [i for i in lists if i.collection == name]
+    other = [i for i in lists if i.collection != name]
+    weight = max(GRID, key=lambda w: evaluate(other, mix(scores, w))["ndcg_at_10"])
+    return evaluate(own, mix(scores, 0.0)), evaluate(own, mix(scores, weight)) | {"weight": weight}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("collections", nargs=2, help="NAME=INDEX, e.g. cisi=/tmp/cisi-index")
@@ -320,31 +329,15 @@ def main() -> None:
         )
         seconds = time.perf_counter() - started
         for name in names:
-            own = [i for i in lists if i.collection == name]
-            other = [i for i in lists if i.collection != name]
-            weight = max(GRID, key=lambda w: evaluate(other, mix(scores, w))["ndcg_at_10"])
-            rows.setdefault(label, {})[name] = evaluate(own, mix(scores, 0.0)) | {
-                "seconds": seconds
-            }
-            rows.setdefault(f"{label}, mixed", {})[name] = evaluate(own, mix(scores, weight)) | {
-                "weight": weight
-            }
+            alone, mixed = alone_and_mixed(lists, name, scores)
+            rows.setdefault(label, {})[name] = alone | {"seconds": seconds}
+            rows.setdefault(f"{label}, mixed", {})[name] = mixed
     args.out.write_text(
         json.dumps({"folds": args.folds, "max_length": args.max_length, "rows": rows}, indent=2)
         + "\n",
         encoding="utf-8",
     )
-    table = Table("reranking the hybrid top 50", *(f"{n} nDCG@10 / MRR@10" for n in names))
-    for label, cells in rows.items():
-        table.add_row(
-            label,
-            *(
-                f"{c['ndcg_at_10']:.4f} / {c['mrr_at_10']:.4f} (p={c['p_vs_first_stage']:.2f}"
-                + (f", w={c['weight']})" if "weight" in c else ")")
-                for c in (cells[n] for n in names)
-            ),
-        )
-    Console(width=160).print(table)
+    print_rows("reranking the hybrid top 50", rows, names, width=160)
 
 
 if __name__ == "__main__":

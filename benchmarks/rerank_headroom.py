@@ -138,6 +138,22 @@ def evaluate(lists: list[QueryList], score: Callable[[QueryList], np.ndarray]) -
     }
 
 
+def print_rows(title: str, rows: dict[str, dict[str, dict]], names: list[str], width: int) -> None:
+    """One table row per system: each collection's nDCG@10 / MRR@10 (p, and the mixing weight
+    ``w`` where the cell has one)."""
+    table = Table(title, *(f"{n} nDCG@10 / MRR@10" for n in names))
+    for label, cells in rows.items():
+        table.add_row(
+            label,
+            *(
+                f"{c['ndcg_at_10']:.4f} / {c['mrr_at_10']:.4f} (p={c['p_vs_first_stage']:.2f}"
+                + (f", w={c['weight']})" if "weight" in c else ")")
+                for c in (cells[n] for n in names)
+            ),
+        )
+    Console(width=width).print(table)
+
+
 def ltr_features(item: QueryList) -> np.ndarray:
     z = (item.signals - item.signals.mean(0)) / (item.signals.std(0) + 1e-9)
     return np.concatenate([item.signals, z], axis=1)
@@ -206,17 +222,7 @@ def main() -> None:
             lists, lambda item: np.array([item.grades.get(d, 0) for d in item.doc_ids], float)
         )
     RESULT.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
-    table = Table("reranking the first stage's top 50", *(f"{n} nDCG@10 / MRR@10" for n in names))
-    for label, cells in rows.items():
-        table.add_row(
-            label,
-            *(
-                f"{c['ndcg_at_10']:.4f} / {c['mrr_at_10']:.4f} (p={c['p_vs_first_stage']:.2f}"
-                + (f", w={c['weight']})" if "weight" in c else ")")
-                for c in (cells[n] for n in names)
-            ),
-        )
-    Console(width=140).print(table)
+    print_rows("reranking the first stage's top 50", rows, names, width=140)
 
 
 if __name__ == "__main__":

@@ -37,10 +37,8 @@ import ragkit  # noqa: F401  (thread policy before torch/faiss load: ragkit.thre
 
 import numpy as np
 import torch
-from rerank_finetune import GRID, QueryList, mix, query_lists
-from rerank_headroom import evaluate  # same metrics and p as the headroom benchmark
-from rich.console import Console
-from rich.table import Table
+from rerank_finetune import QueryList, alone_and_mixed, query_lists
+from rerank_headroom import evaluate, print_rows  # same metrics, p and table
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from ragkit.embed.models import quiet_loading
@@ -105,13 +103,10 @@ def main() -> None:
     rows: dict[str, dict[str, dict]] = {}
     for name in names:
         own = [i for i in lists if i.collection == name]
-        other = [i for i in lists if i.collection != name]
-        weight = max(GRID, key=lambda w: evaluate(other, mix(scores, w))["ndcg_at_10"])
+        alone, mixed = alone_and_mixed(lists, name, scores)
         rows.setdefault("first stage (hybrid)", {})[name] = evaluate(own, lambda i: i.first_stage)
-        rows.setdefault("SPLADE-tiny alone", {})[name] = evaluate(own, mix(scores, 0.0))
-        rows.setdefault("SPLADE-tiny, mixed", {})[name] = evaluate(own, mix(scores, weight)) | {
-            "weight": weight
-        }
+        rows.setdefault("SPLADE-tiny alone", {})[name] = alone
+        rows.setdefault("SPLADE-tiny, mixed", {})[name] = mixed
     RESULT.write_text(
         json.dumps(
             {"max_length": args.max_length, "seconds": round(seconds), "rows": rows}, indent=2
@@ -119,17 +114,7 @@ def main() -> None:
         + "\n",
         encoding="utf-8",
     )
-    table = Table("reranking the hybrid top 50", *(f"{n} nDCG@10 / MRR@10" for n in names))
-    for label, cells in rows.items():
-        table.add_row(
-            label,
-            *(
-                f"{c['ndcg_at_10']:.4f} / {c['mrr_at_10']:.4f} (p={c['p_vs_first_stage']:.2f}"
-                + (f", w={c['weight']})" if "weight" in c else ")")
-                for c in (cells[n] for n in names)
-            ),
-        )
-    Console(width=160).print(table)
+    print_rows("reranking the hybrid top 50", rows, names, width=160)
     print(f"scored {len(lists)} lists of {len(lists[0].texts)} in {seconds:.0f} s")
 
 
