@@ -255,3 +255,23 @@ def test_genres_weights_and_the_tuning_report_halves(monkeypatch):
     assert tuning and report and not {d.id for d in tuning} & {d.id for d in report}
     assert len(tuning) + len(report) == len(docs)
     assert held_out_parts(docs[:1]) == (docs[:1], docs[:1])
+
+
+@pytest.mark.parametrize("language", ["ur", "am", "mul"])
+def test_sparse_pieces_read_byte_fallback_back_as_characters(language):
+    from ragkit.config import Settings
+    from ragkit.pipeline.stages import sparse_terms
+
+    tokenizer = tokenize.tokenizer_for(language)
+    assert "<0xE1>" in tokenizer.encode("ᚠ")  # runes have no piece: UTF-8 bytes E1 9A A0 / A2
+    pieces = tokenizer.pieces("ᚠ ᚢ")
+    assert {"ᚠ", "ᚢ"} <= set(pieces) and not [p for p in pieces if p.startswith("<0x")]
+    assert not set(sparse_terms("ᚠ", language, Settings())) & set(
+        sparse_terms("ᚢ", language, Settings())
+    )
+
+
+def test_the_fingerprint_changes_with_the_piece_rule(arabic_model, monkeypatch):
+    before = load_bytes(arabic_model, "ar").fingerprint
+    monkeypatch.setattr(tokenize.models, "PIECES_VERSION", tokenize.models.PIECES_VERSION + 1)
+    assert load_bytes(arabic_model, "ar").fingerprint != before

@@ -38,6 +38,10 @@ Algorithm = Literal["unigram", "bpe"]
 MULTILINGUAL = "mul"
 MAX_SENTENCE_CHARS = 2_000
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?؟۔።፧])\s+|\n+")
+_BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")
+# Bumped when :meth:`Tokenizer.pieces` cuts the same model's text differently, so indexes whose
+# sparse pieces the old rule cut are re-analyzed (it is part of the fingerprint).
+PIECES_VERSION = 2  # 2: byte-fallback pieces read back as the characters they encode
 
 
 def tokenizers_dir() -> Path:
@@ -90,8 +94,28 @@ class Tokenizer:
         return len(self.processor.encode(self.prepare(text))) if text.strip() else 0
 
     def pieces(self, text: str) -> list[str]:
-        """Pieces of ``text`` as given (no normalization: ``text`` is already a matching key)."""
-        return self.processor.encode(text_only(text), out_type=str)
+        """Pieces of ``text`` as given (no normalization: ``text`` is already a matching key),
+        as sparse terms: a character the model has no piece for, which it encodes as UTF-8 byte
+        pieces, is one piece of its own (a byte such as ``<0xE7>`` starts thousands of Chinese
+        characters, so as a term it would match them all).
+
+        Example:
+            >>> tokenizer_for("mul").encode("ᚠ")  # a rune: no piece, three bytes
+            ['▁', '<0xE1>', '<0x9A>', '<0xA0>']
+            >>> tokenizer_for("mul").pieces("ᚠ")
+            ['▁', 'ᚠ']
+        """
+        found: list[str] = []
+        run = bytearray()
+        for piece in self.processor.encode(text_only(text), out_type=str):
+            byte = _BYTE_PIECE.fullmatch(piece)
+            if byte and self.processor.is_byte(self.processor.piece_to_id(piece)):
+                run.append(int(byte.group(1), 16))
+                continue
+            found += run.decode("utf-8", "replace")
+            run.clear()
+            found.append(piece)
+        return found + list(run.decode("utf-8", "replace"))
 
     @property
     def vocab_size(self) -> int:
@@ -99,9 +123,12 @@ class Tokenizer:
 
     @functools.cached_property
     def fingerprint(self) -> str:
-        """First 16 hex digits of the SHA-256 of the serialized model: equal models, equal
-        pieces (an index records it to notice a rebuilt model)."""
-        return hashlib.sha256(self.processor.serialized_model_proto()).hexdigest()[:16]
+        """First 16 hex digits of the SHA-256 of the serialized model and
+        :data:`PIECES_VERSION`: equal fingerprints, equal pieces (an index records it to notice
+        a rebuilt model or a changed piece rule)."""
+        digest = hashlib.sha256(self.processor.serialized_model_proto())
+        digest.update(f"pieces-{PIECES_VERSION}".encode())
+        return digest.hexdigest()[:16]
 
     @property
     def unk_id(self) -> int:
