@@ -138,3 +138,19 @@ def test_cli_normalize_prints_and_explains(tmp_path):
     assert bad.exit_code == 2 and "missing.txt" in bad.output
     bad_mode = runner.invoke(app, ["normalize", str(source), "--mode", "nope"])
     assert bad_mode.exit_code == 2 and "homophones" in bad_mode.output
+
+
+def test_cli_normalize_shows_the_sparse_terms_and_the_tokenizer():
+    runner = CliRunner()
+    english = runner.invoke(app, ["normalize", "-", "--terms"], input="The wings\n")
+    assert english.exit_code == 0
+    from ragkit.tokenize import tokenizer_for
+
+    assert f"en.model: {tokenizer_for('en').count('The wings')} tokens" in english.stdout
+    assert "sparse terms (Snowball stems, 1): wing" in english.stdout
+    # A 2-word Sorani query: no model of its own, no stemmer, so the fallback model's pieces.
+    kurdish = runner.invoke(app, ["normalize", "-", "--terms", "--explain"], input="ڕۆژی باش")
+    assert kurdish.exit_code == 0
+    assert "mul.model, ckb has no model of its own" in kurdish.stdout
+    assert "sparse terms (tokenizer pieces" in kurdish.stdout and "▁باش" in kurdish.stdout
+    assert "no changes" in kurdish.stdout  # --explain still explains

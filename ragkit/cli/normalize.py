@@ -3,11 +3,13 @@
 Example:
     $ echo "إِلَى" | ragkit normalize - --lang ar --explain
     $ echo "ٱلصَّلَوٰةَ" | ragkit normalize - --lang ar --orthography uthmani
+    $ echo "ڕۆژی باش" | ragkit normalize - --terms
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -15,6 +17,9 @@ from rich.table import Table
 from ragkit.cli.output import console, fail, read_text_file
 from ragkit.errors import RagkitError
 from ragkit.normalize.detect import check_language
+
+if TYPE_CHECKING:
+    from ragkit.normalize.base import Normalized
 
 
 def normalize_command(
@@ -31,12 +36,17 @@ def normalize_command(
         " marks) | uthmani (all text) | standard (never).",
     ),
     explain: bool = typer.Option(False, "--explain", help="List each change with its offset."),
+    terms: bool = typer.Option(
+        False,
+        "--terms",
+        help="Also print the sparse terms an index stores for the text (default settings) and"
+        " the tokenizer that counts its chunk budget.",
+    ),
 ) -> None:
     """Print the normalized text (what ragkit matches on); --explain shows every change."""
     import sys
 
     from ragkit.normalize import GEEZ_MODES, ORTHOGRAPHIES, detect_language, normalize_document
-    from ragkit.normalize.base import changes
 
     try:
         if lang is not None:
@@ -61,9 +71,18 @@ def normalize_command(
         )
     except RagkitError as error:
         fail(error)
-    if not explain:
+    if explain:
+        print_changes(text, result, language)
+    if terms:
+        print_terms(result.text, language)
+    if not (explain or terms):
         typer.echo(result.text, nl=not result.text.endswith("\n"))
-        return
+
+
+def print_changes(text: str, result: Normalized, language: str) -> None:
+    """Every change normalization made to ``text``, with offsets and code points."""
+    from ragkit.normalize.base import changes
+
     found = changes(text, result)
     if not found:
         console.print(f"language: {language} · no changes: ragkit matches on the text as given")
@@ -77,3 +96,32 @@ def normalize_command(
         )
         table.add_row(f"{change.start}-{change.end}", change.before, change.after, points)
     console.print(table)
+
+
+def print_terms(key: str, language: str) -> None:
+    """The matching key, the tokenizer that cuts ``language`` and the key's sparse terms."""
+    from ragkit.config import Settings
+    from ragkit.pipeline.stages import sparse_terms
+    from ragkit.search.sparse import has_stemmer, uses_pieces
+    from ragkit.tokenize import tokenizer_for
+
+    settings = Settings()
+    try:
+        tokenizer = tokenizer_for(language)
+        model = Path(tokenizer.name).name
+        own = "" if Path(model).stem == language else f", {language} has no model of its own"
+        count = tokenizer.count(key)
+        counted = f"{model}{own}: {count} token{'s' * (count != 1)}"
+    except RagkitError as error:  # no models installed: terms are regex words
+        counted = f"none ({error})"
+    kind = (
+        "tokenizer pieces"
+        if uses_pieces(language, settings.sparse_terms)
+        else "Snowball stems"
+        if has_stemmer(language)
+        else "words"
+    )
+    console.print(f"language: {language} · tokenizer: {counted}")
+    console.print(f"matching key: {key.strip()}", markup=False)
+    found = sparse_terms(key, language, settings)
+    console.print(f"sparse terms ({kind}, {len(found)}): {'  '.join(found)}", markup=False)
