@@ -14,10 +14,11 @@ settings, sweep and figures.
 
 The Arabic-script, Amharic and multilingual models (:data:`REQUIRED_CHARS`) keep every letter,
 numeral and punctuation mark of their scripts as a piece and fall back to UTF-8 bytes for any
-other character, so nothing encodes as unknown (an unknown piece would make every word of an
-unseen script the same sparse term). Where a language's corpus is mostly one genre, :data:`GENRE_WEIGHTS` repeats the
-training documents of the others (the Arabic hadith collections outweigh modern UI and
-documentation text about 17 to 1 in characters; the weight was chosen on the tuning half).
+other character, so nothing encodes as unknown (without byte fallback a run of characters with
+no piece is one unknown piece: a Chinese sentence counted as one token). Where a language's
+corpus is mostly one genre, :data:`GENRE_WEIGHTS` repeats the training documents of the others
+(the Arabic hadith collections outweigh modern UI and documentation text about 17 to 1 in
+characters; the weight was chosen on the tuning half).
 Modern web, news and Wikipedia vocabulary comes from ``wordfreq``'s word frequencies (``web``
 genre: a document per word type, repeated by frequency), so the split holds out whole word
 types and the held-out ``web`` figure is the fertility of words never seen in training.
@@ -192,7 +193,13 @@ def training_options(language: str, vocab_size: int, **changes: Any) -> Training
 
 
 def packaged_source(document: CorpusDocument) -> tuple[str, CorpusSource] | None:
-    """The language whose corpus ``document`` was read for and the package it came from."""
+    """The language whose corpus ``document`` was read for and the package it came from.
+
+    Example:
+        >>> pin = FALLBACK_SOURCES["zh"][0].pin
+        >>> packaged_source(CorpusDocument("d", "你好", f"{pin}:/langpack.xpi!a.ftl"))[0]
+        'zh'
+    """
     # ``source`` is "name==version:path"; Debian versions may hold a colon (an epoch).
     for language, sources in (*SOURCES.items(), *FALLBACK_SOURCES.items()):
         for source in sources:
@@ -234,7 +241,13 @@ def held_out_parts(
 def model_counter(model: bytes, language: str, normalized: bool = True) -> TokenCounter:
     """Token counts of ``model`` with each text prepared as in training: for ``mul``, normalized
     as the language it is written in (as a text of that language is in use), else as
-    ``language``."""
+    ``language``.
+
+    Example:
+        >>> model = (tokenizers_dir() / "ar.model").read_bytes()
+        >>> model_counter(model, MULTILINGUAL)("قَالَ"), model_counter(model, "ar")("قال")
+        ((1, 0), (1, 0))
+    """
     tokenizer = load_bytes(model, language, normalized)
     if language != MULTILINGUAL:
         return sentencepiece_counter(tokenizer)
