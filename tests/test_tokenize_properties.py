@@ -3,8 +3,9 @@
 For each model in ``tokenizers/`` and arbitrary text: encoding never raises; the pieces spell
 the prepared text back (``▁`` marks a space; byte-fallback pieces such as ``<0xD8>`` spell
 bytes, so then only the ids are checked); ids decode to the prepared text whenever no piece
-is unknown; ``count`` is the number of pieces (0 for blank text). U+2581 itself is left out of
-the text: SentencePiece reads it as its own space marker.
+is unknown; ``count`` is the number of pieces (0 for blank text); the sparse-term pieces
+(``Tokenizer.pieces``) always spell the text back, byte-fallback characters included. U+2581
+itself is left out of the text: SentencePiece reads it as its own space marker.
 """
 
 from __future__ import annotations
@@ -64,3 +65,14 @@ def test_text_made_of_vocabulary_pieces_round_trips_by_id(language: str, data) -
     encoded = processor.encode(prepared)
     assert tokenizer.unk_id not in encoded
     assert processor.decode(encoded) == prepared
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@FUZZ
+@given(text=TEXT)
+def test_sparse_pieces_spell_the_text(language: str, text: str) -> None:
+    tokenizer = tokenizer_for(language)
+    key = tokenizer.prepare(text)  # a matching key, as the index cuts it
+    pieces = tokenizer.pieces(key)
+    assert not [piece for piece in pieces if piece.startswith("<0x")]
+    assert "".join(pieces).replace("\u2581", " ").strip() == key

@@ -105,9 +105,12 @@ class Tokenizer:
             >>> tokenizer_for("mul").pieces("ᚠ")
             ['▁', 'ᚠ']
         """
+        encoded: list[str] = self.processor.encode(text_only(text), out_type=str)
+        if "<0x" not in "".join(encoded):  # the common case: nothing to read back
+            return encoded
         found: list[str] = []
         run = bytearray()
-        for piece in self.processor.encode(text_only(text), out_type=str):
+        for piece in encoded:
             byte = _BYTE_PIECE.fullmatch(piece)
             if byte and self.processor.is_byte(self.processor.piece_to_id(piece)):
                 run.append(int(byte.group(1), 16))
