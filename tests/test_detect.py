@@ -73,6 +73,22 @@ def test_short_texts_by_letters_and_words(text, language):
     assert guess.method in ("letters", "words", "default")
 
 
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("保存します", "ja"),  # kana and kanji
+        ("日本語のテキスト", "ja"),
+        ("カタカナ", "ja"),
+        ("你好世界", "zh"),  # Han alone
+        ("저장", "ko"),
+        ("บันทึก", "th"),
+        ("Tokyo (東京) is the capital", "en"),  # a quoted name does not move the text
+    ],
+)
+def test_scripts_of_one_language_answer_outright(text, language):
+    assert identify(text).language == language
+
+
 def test_arabic_function_words_outweigh_persian_letter_forms():
     # ک ی ہ are what the keyboard gave; the words are Arabic.
     guess = identify("قال النبی علیہ السلام فی الکتاب الذی")

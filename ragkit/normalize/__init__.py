@@ -66,7 +66,7 @@ LANGUAGE_SCRIPT: dict[str, str] = {
     "ar": "Arab", "fa": "Arab", "ckb": "Arab", "ur": "Arab", "ps": "Arab", "ug": "Arab",
     "am": "Ethi", "ti": "Ethi",
     "ru": "Cyrl", "uk": "Cyrl", "bg": "Cyrl", "el": "Grek", "he": "Hebr", "hi": "Deva",
-    "zh": "Hani",
+    "zh": "Hani", "ja": "Kana",
 }  # fmt: skip
 # Characters that get a byte of their own in a pipeline's translation table, next to ASCII: a
 # text written in them alone takes bytes.translate (speed only; any other text is exact too).

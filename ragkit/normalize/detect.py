@@ -63,10 +63,16 @@ _BLOCKS: tuple[tuple[int, int, str], ...] = (
     (0xFB50, 0xFDFF, "Arab"),
     (0xFE70, 0xFEFF, "Arab"),
     (0x0900, 0x097F, "Deva"),
+    (0x0E00, 0x0E7F, "Thai"),
+    (0x1100, 0x11FF, "Hang"),
     (0x1200, 0x139F, "Ethi"),
     (0x2D80, 0x2DDF, "Ethi"),
-    (0xAB00, 0xAB2F, "Ethi"),
+    (0x3040, 0x30FF, "Kana"),  # hiragana and katakana
+    (0x3130, 0x318F, "Hang"),
+    (0x3400, 0x4DBF, "Hani"),
     (0x4E00, 0x9FFF, "Hani"),
+    (0xAB00, 0xAB2F, "Ethi"),
+    (0xAC00, 0xD7AF, "Hang"),
 )
 
 # Languages py3langid may answer for each script; the first is the default for short text.
@@ -79,6 +85,9 @@ SCRIPT_LANGUAGES: dict[str, tuple[str, ...]] = {
     "Hebr": ("he",),
     "Deva": ("hi", "mr", "ne"),
     "Hani": ("zh",),
+    "Kana": ("ja",),
+    "Hang": ("ko",),
+    "Thai": ("th",),
 }
 _LANGUAGE_ALIASES = {"ku": "ckb", "sdh": "ckb", "arz": "ar", "ary": "ar"}
 _ETHIOPIC = ("am", "ti")
@@ -135,9 +144,20 @@ def script_of(char: str) -> str | None:
 
 
 def detect_script(text: str, sample_chars: int = 20_000) -> str:
-    """The ISO 15924 code of the script most letters of ``text`` use, or ``"Zyyy"`` if none."""
+    """The ISO 15924 code of the script most letters of ``text`` use, or ``"Zyyy"`` if none.
+
+    Japanese writes kanji (``Hani``) between its kana and Chinese writes no kana, so Han text
+    with any kana is ``Kana``.
+
+    Example:
+        >>> detect_script("日本語のテキスト"), detect_script("中文文本"), detect_script("한국어")
+        ('Kana', 'Hani', 'Hang')
+    """
     counts = Counter(s for s in map(script_of, text[:sample_chars]) if s)
-    return counts.most_common(1)[0][0] if counts else "Zyyy"
+    if not counts:
+        return "Zyyy"
+    script = counts.most_common(1)[0][0]
+    return "Kana" if script == "Hani" and counts["Kana"] else script
 
 
 def script_candidates(script: str) -> tuple[str, ...]:
