@@ -187,11 +187,19 @@ def test_shipped_models_have_no_unknown_pieces(language, texts):
         ids = tokenizer.processor.encode(tokenizer.prepare(text))
         assert tokenizer.unk_id not in ids, (language, text, tokenizer.encode(text))
         assert tokenizer.processor.decode(ids) == tokenizer.prepare(text)
-    model = Path(tokenizer.name).stem
-    if model == "mul":
-        assert len(CHINESE) / 4 < tokenizer.count(CHINESE) < len(CHINESE)
+
+
+@pytest.mark.parametrize("model", sorted(REQUIRED_CHARS))
+def test_every_required_character_is_one_piece(model):
+    tokenizer = tokenize.load(tokenize.tokenizers_dir() / f"{model}.model", model)
     for char in REQUIRED_CHARS[model]:  # every letter and mark of the script is one piece
-        assert tokenizer.processor.piece_to_id(char) != tokenizer.unk_id, (language, char)
+        assert tokenizer.processor.piece_to_id(char) != tokenizer.unk_id, (model, char)
+
+
+def test_the_fallback_model_counts_chinese_by_words():
+    tokenizer = tokenize.tokenizer_for("zh")
+    assert Path(tokenizer.name).stem == "mul"
+    assert len(CHINESE) / 4 < tokenizer.count(CHINESE) < len(CHINESE)
 
 
 # Everyday Modern Standard Arabic (news, services), written for this test: no corpus ragkit
