@@ -9,12 +9,17 @@ Collections (each one language; the label of every item is its collection's lang
 
 * en: Cranfield and CISI titles, abstracts and queries (``../shared/data/beir``), plus
   code-like titles made from their title words (``"Boundary Layer (Algorithm 12)"``).
-* ar: the six hadith collections of ``ragkit.corpora`` (diacritized); ar-retyped: the same
-  documents re-typed on a Persian/Urdu keyboard (ك→ک, ي→ی, final ه→ہ, ة→ۃ, no diacritics),
-  still labelled ``ar``.
+* ar: the six hadith collections (diacritized), LibreOffice and Firefox strings and the Debian
+  Administrator's Handbook of ``ragkit.corpora``; ar-retyped: the same documents re-typed on a
+  Persian/Urdu keyboard (ك→ک, ي→ی, final ه→ہ, ة→ۃ, no diacritics), still labelled ``ar``.
 * fa, ur, am: ``ragkit.corpora`` (Quran translations, Hafez, UI strings, hadith in Urdu).
+  Word lists and wordfreq's word frequencies are left out.
 * ckb: klpt's curated Sorani lexicon: single words and 2–5-word combinations of them (no
-  Sorani running text ships in a package).
+  Sorani running text ships in a package); ckb-ui: the Sorani country names and
+  accessibility strings of the Debian desktop.
+* ps, sd, ug: the Debian desktop's Pashto, Sindhi and Uyghur translations (country names;
+  GTK and accessibility strings for ps and ug), five strings a document
+  (``ragkit.corpora.sources.EVALUATION_SOURCES``).
 
 Items per document: the document (first 2,000 characters), a title (its first line, at most
 8 words), a one-word title, and two queries (a 1–5-word n-gram from the text). Documents are
@@ -46,7 +51,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from ragkit.corpora.sources import SOURCES, load_corpus
+from ragkit.corpora.sources import corpus_sources, load_corpus
 from ragkit.normalize.detect import (
     STATISTICAL_MIN_LETTERS,
     identify,
@@ -61,7 +66,8 @@ BEIR = Path(__file__).parents[1] / ".." / "shared" / "data" / "beir"
 SEED = 19
 TUNE_SHARE = 0.3
 DOCS_PER_COLLECTION = 700
-LANGUAGES = ("en", "ar", "fa", "ur", "ckb", "am")
+LANGUAGES = ("en", "ar", "fa", "ur", "ckb", "ps", "sd", "ug", "am")
+ARABIC_SCRIPT = ("ar", "fa", "ur", "ckb", "ps", "sd", "ug")
 _WORD = re.compile(r"[^\W\d_]+(?:[\u200c'][^\W\d_]+)*")
 _ARABIC_MARKS = re.compile("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u08d3-\u08ff]")
 
@@ -122,16 +128,19 @@ def beir_items(name: str, rng: random.Random) -> Iterator[Item]:
         yield Item(record["text"], "en", name, "real-query", tune)
 
 
-def corpus_items(language: str, rng: random.Random, **kwargs: object) -> Iterator[Item]:
-    """Documents of ``ragkit.corpora`` for ``language`` (wordlists left out)."""
-    wordlists = {s.pin for s in SOURCES[language] if s.genre == "wordlist"}
+def corpus_items(
+    language: str, rng: random.Random, collection: str = "", **kwargs: object
+) -> Iterator[Item]:
+    """Documents of ``ragkit.corpora`` for ``language`` (word lists and word frequencies, a
+    word repeated as often as it occurs, left out: they are not text anyone queries with)."""
+    not_text = {s.pin for s in corpus_sources(language) if s.genre in ("wordlist", "web")}
     docs = [
         doc
         for doc in load_corpus(language, **kwargs)  # type: ignore[arg-type]
-        if doc.source.split(":", 1)[0] not in wordlists
+        if doc.source.split(":", 1)[0] not in not_text
     ]
     for doc in rng.sample(docs, min(DOCS_PER_COLLECTION, len(docs))):
-        yield from _items_for(language, language, doc.id, doc.text, rng)
+        yield from _items_for(collection or language, language, doc.id, doc.text, rng)
         if language == "ar":
             yield from _items_for("ar-retyped", "ar", doc.id, retype(doc.text), rng)
 
@@ -168,7 +177,7 @@ def measure_thresholds(items: list[Item]) -> dict[str, dict[str, object]]:
     long are right.
     """
     found: dict[str, dict[str, object]] = {}
-    for script, languages in (("Latn", ("en",)), ("Arab", ("ar", "fa", "ur", "ckb"))):
+    for script, languages in (("Latn", ("en",)), ("Arab", ARABIC_SCRIPT)):
         scored: list[tuple[int, bool]] = []
         for item in items:
             if item.tune and item.language in languages:
@@ -249,6 +258,9 @@ def main() -> None:
     items += corpus_items("ur", rng)
     items += corpus_items("am", rng, sources=["libreoffice-l10n-am"])
     items += sorani_items(rng)
+    items += corpus_items("ckb", rng, collection="ckb-ui")
+    for language in ("ps", "sd", "ug"):
+        items += corpus_items(language, rng)
     items = [item for item in items if item.text.strip()]
     thresholds = measure_thresholds(items)
     # --tune: the same tables on the tuning part, for developing the rules without the

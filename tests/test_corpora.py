@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ragkit.corpora import (
+    EVALUATION_SOURCES,
     FALLBACK_SOURCES,
     SOURCES,
     CorpusDocument,
@@ -28,6 +29,7 @@ from ragkit.corpora import (
 from ragkit.corpora.formats import drop_accelerators, fluent_values, in_script, strip_html
 from ragkit.corpora.readers import (
     firefox_reader,
+    gettext_reader,
     handbook_reader,
     libreoffice_reader,
     wordfreq_reader,
@@ -113,6 +115,25 @@ def test_libreoffice_reader_groups_by_dialog(tmp_path: Path) -> None:
         "libreoffice-l10n-am/cui/-": "እሺ",
     }
     assert all(d.source.startswith("libreoffice-l10n-am==1:/usr/lib/") for d in docs)
+
+
+def test_gettext_reader_groups_strings_in_order(tmp_path: Path) -> None:
+    folder = tmp_path / "usr/share/locale/ps/LC_MESSAGES"
+    folder.mkdir(parents=True)
+    strings = {"Afghanistan": "افغانستان", "Albania": "البانیه", "Aruba": "Aruba"}
+    strings |= {"_Open": "_پرانيستل", "Angola": "انګولا"}
+    (folder / "iso_3166-1.mo").write_bytes(build_mo(strings))
+    source = CorpusSource("iso-codes", "deb", "1", "LGPL-2.1-or-later", "ui", lambda r, s: iter(()))
+    docs = list(gettext_reader("ps", "arabic", ("iso_3166-1",), 2)(tmp_path, source))
+    texts = {doc.id: doc.text for doc in docs}
+    # untranslated "Aruba" dropped, the _ accelerator removed, two strings a document
+    assert sorted(" ".join(texts.values()).split()) == sorted(
+        ["افغانستان", "البانیه", "پرانيستل", "انګولا"]
+    )
+    assert list(texts) == ["iso-codes/iso_3166-1/0", "iso-codes/iso_3166-1/2"]
+    assert docs[1].source == "iso-codes==1:/usr/share/locale/ps/LC_MESSAGES/iso_3166-1.mo#2"
+    with pytest.raises(RagkitError, match="has no usr/share/locale/ps/LC_MESSAGES/gtk20.mo"):
+        list(gettext_reader("ps", "arabic", ("gtk20",))(tmp_path, source))
 
 
 def test_fluent_and_firefox_reader(tmp_path: Path) -> None:
@@ -216,7 +237,8 @@ def test_stats_and_cap() -> None:
 
 
 def test_sources_are_pinned() -> None:
-    for language, sources in (*SOURCES.items(), *FALLBACK_SOURCES.items()):
+    every = (*SOURCES.items(), *FALLBACK_SOURCES.items(), *EVALUATION_SOURCES.items())
+    for language, sources in every:
         assert sources, language
         for source in sources:
             assert source.version and source.licence
@@ -226,6 +248,7 @@ def test_sources_are_pinned() -> None:
     with pytest.raises(RagkitError, match="has no source"):
         load_corpus("ar", sources=["nope"])
     assert not set(SOURCES) & set(FALLBACK_SOURCES)  # a language is trained for, or falls back
+    assert not (set(SOURCES) | set(FALLBACK_SOURCES)) & set(EVALUATION_SOURCES)
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ragkit.normalize import detect_language
-from ragkit.normalize.detect import LanguageGuess, identify
+from ragkit.normalize.detect import LanguageGuess, identify, script_candidates
+from ragkit.normalize.language_rules import ARABIC_SCRIPT_LANGUAGES, arabic_script_evidence
 from ragkit.normalize.profile import LanguageProfile, resolve_language
 
 SHORT_ENGLISH = [
@@ -62,6 +63,15 @@ def test_long_latin_text_is_identified_statistically():
         ("میں نے کہا", "ur"),
         ("ئەمە کتێبە", "ckb"),
         ("لە شار", "ckb"),
+        ("پښتو ژبه", "ps"),  # ښ
+        ("په کابل کې", "ps"),  # words only, no Pashto letter
+        ("ګډ", "ps"),
+        ("سنڌي ٻولي", "sd"),
+        ("ڪتاب ۽ قلم", "sd"),  # the Sindhi "and"
+        ("ئۇيغۇر تىلى", "ug"),
+        ("بىلەن", "ug"),  # ى inside a word
+        ("ياردەم", "ug"),  # ە with Arabic yeh: Uyghur, not Sorani
+        ("یارمەتی", "ckb"),  # ە with Persian yeh: Sorani
         ("ሰላም ነው", "am"),
         ("ኣብ ትግራይ", "ti"),
         ("ቐዳማይ", "ti"),
@@ -94,6 +104,22 @@ def test_arabic_function_words_outweigh_persian_letter_forms():
     guess = identify("قال النبی علیہ السلام فی الکتاب الذی")
     assert (guess.language, guess.method) == ("ar", "words")
     assert guess.confidence > 0.9
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["د", "ن إ د ر يس", "على", "مستشفى", "پدر ژاله", "بیمارستان", "یہ ہے", "ئەم"],
+)
+def test_other_arabic_script_languages_need_their_own_signs(text):
+    # A lone letter, final ى, Persian, Urdu and Sorani letters are not Pashto, Sindhi or Uyghur.
+    assert identify(text).language not in ("ps", "sd", "ug")
+
+
+def test_arabic_script_evidence_scores_every_language():
+    scores = arabic_script_evidence("ئۆزگەرتەلمىدى")  # Uyghur: ە ۆ shared with Sorani, ى not
+    assert set(scores) == set(ARABIC_SCRIPT_LANGUAGES)
+    assert max(scores, key=scores.__getitem__) == "ug"
+    assert script_candidates("Arab") == ARABIC_SCRIPT_LANGUAGES
 
 
 def test_allowed_is_never_left():

@@ -7,6 +7,7 @@ import random
 import pytest
 
 from ragkit.errors import RagkitError
+from ragkit.normalize import normalizer_for
 from ragkit.normalize.orthography import (
     KEYBOARD_NOISE,
     OrthographyCorrection,
@@ -73,6 +74,22 @@ def test_idempotent_and_total(language: str) -> None:
         assert step(once.text).text == once.text
         assert len(once.offsets) == len(once.text)
         assert all(0 <= o < len(text) for o in once.offsets.tolist())
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "key"),
+    [
+        ("ps", "پښتو ژبه آسانه ده ۱۲", "پښتو ژبه آسانه ده 12"),  # آ and ښ kept, digits folded
+        ("ps", "ګډوَډـي", "ګډوډي"),  # a diacritic and tatweel dropped, ي kept
+        ("sd", "ڪتاب ۽ کير", "ڪتاب ۽ کير"),  # Sindhi kaf ڪ and kheh ک stay two letters
+        ("ug", "يىل بىلەن", "يىل بىلەن"),  # Uyghur y ي and i ى stay two letters
+        ("ug", "ى\u0654ش", "ئش"),  # a separately typed hamza composed with its seat
+    ],
+)
+def test_pashto_sindhi_uyghur_keep_their_letters(language: str, text: str, key: str) -> None:
+    out = normalizer_for(language)(text)
+    assert out.text == key
+    assert normalizer_for(language)(key).text == key
 
 
 def test_offsets_point_into_the_original() -> None:

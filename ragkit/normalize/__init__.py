@@ -14,6 +14,9 @@ ar        Quranic (Uthmani) spelling rewritten to standard where a line carries 
 fa ckb ur Perso-Arabic letters for the language (:mod:`.perso_arabic`), then diacritics
           and digits (alif variants kept: Persian آ is its own letter), then one key for
           each word's ezafe and letter-form spellings (دورۀ دورهٔ دوره‌ی → دوره)
+ps sd ug  diacritics, tatweel and digits; every letter kept (Pashto and Sindhi آ, Sindhi
+          ڪ and ک, Uyghur ى and ي are letters of their own), a separately typed hamza
+          composed with its letter
 am ti     Ge'ez homophones (:mod:`.geez`), per-language tables
 en        nothing more by default; social-media lexical normalization (:mod:`.lexical`)
           when ``lexical=True``
@@ -35,7 +38,6 @@ Example:
 from __future__ import annotations
 
 import functools
-from dataclasses import replace
 from typing import Literal
 
 import numpy as np
@@ -63,7 +65,8 @@ NORMALIZATION_MODES: tuple[str, ...] = ("post-inference", "pre-index", "off")
 GEEZ_MODES: tuple[str, ...] = ("homophones", "homophones+labialized")
 
 LANGUAGE_SCRIPT: dict[str, str] = {
-    "ar": "Arab", "fa": "Arab", "ckb": "Arab", "ur": "Arab", "ps": "Arab", "ug": "Arab",
+    "ar": "Arab", "fa": "Arab", "ckb": "Arab", "ur": "Arab", "ps": "Arab", "sd": "Arab",
+    "ug": "Arab",
     "am": "Ethi", "ti": "Ethi",
     "ru": "Cyrl", "uk": "Cyrl", "bg": "Cyrl", "el": "Grek", "he": "Hebr", "hi": "Deva",
     "zh": "Hani", "ja": "Kana",
@@ -77,8 +80,9 @@ ALPHABETS: dict[str, str] = {
 }
 PERSO_ARABIC_LANGUAGES = frozenset({"fa", "ckb", "ur"})
 GEEZ_LANGUAGES = frozenset({"am", "ti"})
-# Perso-Arabic languages keep alif variants (Persian آ) and their own yeh (the script step).
-_PERSO_ARABIC_MARKS = ArabicOptions(alif=False, alef_maksura=False, perso_arabic=False)
+# Arabic-script languages other than Arabic keep alif variants (Persian, Pashto and Sindhi آ)
+# and their own yeh and kaf letters; only marks, tatweel and digits are folded.
+_OWN_LETTERS = ArabicOptions(alif=False, alef_maksura=False, perso_arabic=False)
 
 
 @functools.cache
@@ -105,16 +109,14 @@ def normalizer_for(
         InvisibleCharacters(keep_zwnj=language in ZWNJ_LANGUAGES),
         SpaceCharacters(),  # before NFKC, which would otherwise see every NBSP
     ]
-    if language in PERSO_ARABIC_LANGUAGES:
-        options = _PERSO_ARABIC_MARKS
-        steps.append(HamzaComposition())  # یٔ ۓ ۂ: the hamza is part of the letter
-    elif language == "ar":
+    options = _OWN_LETTERS
+    if language == "ar":
         # Arabic typed on a Persian / Urdu keyboard (ک ی ہ ۃ, decomposed hamza) gets the
         # standard Arabic key.
         options = arabic
         steps += [UthmaniSpelling(orthography), HamzaComposition()]
-    else:  # other Arabic-script languages (ps, ug) write ک ی ہ as letters of their own
-        options = replace(arabic, perso_arabic=False)
+    elif script == "Arab":
+        steps.append(HamzaComposition())  # یٔ ۓ ۂ: the hamza is part of the letter
     if script == "Arab":
         # Folding before NFKC too: undiacritized text is usually already NFKC, which lets the
         # form check take its fast path; the second pass catches what NFKC decomposes.

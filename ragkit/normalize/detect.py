@@ -6,7 +6,8 @@
    writes (Greek; Latin when the collection is English) answers outright.
 2. **letters** / **words** — inside a script several languages share, rules that work on a
    two-word query (:mod:`.language_rules`): Tigrinya ኣ and the ቐ row against Amharic; Sorani,
-   Urdu, Persian and Arabic letters and function words in Arabic script.
+   Pashto, Sindhi, Uyghur, Urdu, Persian and Arabic letters and function words in Arabic
+   script.
 3. **statistical** — the bundled py3langid model (a naive Bayes model shipped in the wheel as
    an npz file, no download), restricted to the candidate languages, only for texts of at
    least :data:`STATISTICAL_MIN_LETTERS` letters: below that it guesses Italian for
@@ -77,7 +78,7 @@ _BLOCKS: tuple[tuple[int, int, str], ...] = (
 
 # Languages py3langid may answer for each script; the first is the default for short text.
 SCRIPT_LANGUAGES: dict[str, tuple[str, ...]] = {
-    "Arab": ("ar", "fa", "ur", "ku", "sdh", "ps", "ug", "arz", "ary"),
+    "Arab": ("ar", "fa", "ur", "ku", "sdh", "ps", "sd", "ug", "arz", "ary"),
     "Latn": ("en", "fr", "de", "es", "it", "pt", "nl", "id", "tr", "sw", "so", "ha", "om"),
     "Ethi": ("am",),
     "Cyrl": ("ru", "uk", "bg", "sr", "kk", "mk", "be"),
@@ -193,7 +194,7 @@ def statistical_guess(text: str, candidates: Sequence[str]) -> tuple[str, float]
         label
         for script in SCRIPT_LANGUAGES.values()
         for label in script
-        if _LANGUAGE_ALIASES.get(label, label) in candidates
+        if _LANGUAGE_ALIASES.get(label, label) in candidates and label in _py3langid_labels()
     } | {code for code in candidates if code in _py3langid_labels()}
     if not labels:
         return candidates[0], 1.0 / len(candidates)
@@ -213,7 +214,7 @@ def _py3langid_labels() -> frozenset[str]:
 
 
 # Languages ragkit treats on their own besides what py3langid identifies.
-_OWN_LANGUAGES = frozenset({"ar", "fa", "ur", "ckb", "am", "ti", "en"})
+_OWN_LANGUAGES = frozenset({"ar", "fa", "ur", "ckb", "ps", "sd", "ug", "am", "ti", "en"})
 
 
 @functools.cache

@@ -3,13 +3,24 @@
 A statistical identifier needs a few dozen letters; a query has ten. Inside one script the
 languages differ by letters only they write and by function words that occur in almost every
 sentence, and both are visible in two words. :func:`arabic_script_evidence` scores ``ar``,
-``fa``, ``ur`` and ``ckb``; :func:`ethiopic_evidence` scores ``am`` and ``ti``.
+``fa``, ``ur``, ``ckb``, ``ps``, ``sd`` and ``ug``; :func:`ethiopic_evidence` scores ``am`` and
+``ti``.
 
 Keyboards blur the letters: Arabic typed on a Persian or Urdu keyboard comes out with ک ی ہ ۃ,
 Persian typed on an Arabic keyboard with ك ي. So letters a keyboard produces (ک ی ي ك ہ) count
 for nothing, function words are matched in each language's own spelling after folding those
-letters, and the signs only one orthography has (ة ى tanwin and the ``ال`` prefix for Arabic;
-پ چ ژ گ for Persian and Urdu; ٹ ڈ ڑ ں ے for Urdu; ڕ ڵ ۆ ێ ە for Sorani) carry the rest.
+letters, and the signs only one orthography has carry the rest:
+
+====  ===========================================================================
+ar    ة ى (at the end of a word) tanwin, and the ``ال`` prefix
+fa    پ چ ژ گ (shared with ur), ۀ, ZWNJ
+ur    ٹ ڈ ڑ ں ے ۓ
+ckb   ڕ ڵ ێ; ە ۆ (shared with ug), and ی where ە or ۆ is written
+ps    ټ ځ څ ډ ړ ږ ښ ګ ڼ ۍ; ې (shared with ug)
+sd    ٻ ٺ ٽ ٿ ڀ ڃ ڄ ڇ ڊ ڌ ڍ ڏ ڙ ڦ ڱ ڳ ڻ ۽ ۾; ڪ (also left by old Arabic fonts)
+ug    ۇ ۈ ۋ ڭ, ى inside a word (Arabic writes it only at the end), and ي where ە or ۆ
+      is written
+====  ===========================================================================
 
 Example:
     >>> scores = arabic_script_evidence("قال في البیت الذی")
@@ -17,6 +28,9 @@ Example:
     'ar'
     >>> arabic_script_evidence("این کتاب را از او گرفتم")["fa"]
     3.7
+    >>> [max(arabic_script_evidence(t).items(), key=lambda kv: kv[1])[0]
+    ...  for t in ("پښتو ژبه", "سنڌي ٻولي", "ئۇيغۇر تىلى")]
+    ['ps', 'sd', 'ug']
 """
 
 from __future__ import annotations
@@ -24,7 +38,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-ARABIC_SCRIPT_LANGUAGES = ("ar", "fa", "ur", "ckb")
+ARABIC_SCRIPT_LANGUAGES = ("ar", "fa", "ur", "ckb", "ps", "sd", "ug")
 
 _MARKS = re.compile("[\u064b-\u065f\u0670\u06d6-\u06ed\u0640]")
 _TOKEN = re.compile(r"[^\W\d_]+")
@@ -47,6 +61,11 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+def _own_spelling(text: str) -> frozenset[str]:
+    """Words written with ي ى ك as their language writes them, folded as tokens are."""
+    return _words(text.translate(_TO_PERSIAN))
+
+
 ARABIC_WORDS = _words(
     "في علي الي عن ان انه انها التي الذي الذين اللذين هذا هذه ذلك تلك قال قالت كان كانت "
     "لا لم لن قد ثم هو هي اذا مع عند فيه فيها منه منها الا له لها لهم ليس هل بل كما عليهم "
@@ -62,11 +81,48 @@ URDU_WORDS = _words(
 )
 # Sorani words that carry no Sorani letter are left out (و, تا are Persian and Arabic too).
 SORANI_WORDS = _words("لە بە کە بۆ ئەم ئەو دە لەگەڵ یان")
+# Pashto, Sindhi and Uyghur words that Persian, Urdu or Arabic also write as common words are
+# left out (Pashto او "and" is Persian "he", Sindhi جا and به are Persian, هو is Arabic), and
+# so is Pashto د "of": a letter standing alone is as often an Arabic abbreviation.
+PASHTO_WORDS = _own_spelling("په چې کې ته یې دې هغه دغه لپاره کوي وي شوی دي")
+SINDHI_WORDS = _own_spelling("جو جي آهي آهن سان تي هن اهو اها ويو")
+UYGHUR_WORDS = _own_spelling("ۋە بىلەن بۇ ئۇ ئۈچۈن دەپ ھەم بولۇپ ئىدى بار يوق")
 
-_ARABIC_ONLY = {"\u0629": 0.5, "\u0649": 0.5, "\u064b": 0.25, "\u064c": 0.5, "\u064d": 0.5}
-_PERSO_URDU = frozenset("پچژگ")  # letters Arabic lacks, written by fa, ur (and ckb)
-_URDU_ONLY = frozenset("ٹڈڑںےۓ")
-_SORANI_ONLY = frozenset("ڕڵۆێە")
+# Function words matched after folding ي ى ك to ی ک (Arabic's are matched on their own).
+_FUNCTION_WORDS = {
+    "fa": PERSIAN_WORDS,
+    "ur": URDU_WORDS,
+    "ckb": SORANI_WORDS,
+    "ps": PASHTO_WORDS,
+    "sd": SINDHI_WORDS,
+    "ug": UYGHUR_WORDS,
+}
+
+
+def _points(letters: str, **points: float) -> dict[str, dict[str, float]]:
+    return dict.fromkeys(letters, points)
+
+
+# Points per letter that only some orthographies write (see the module text).
+_LETTER_POINTS: dict[str, dict[str, float]] = {
+    **_points("\u0629\u0649\u064c\u064d", ar=0.5),  # ة ى and two tanwin
+    **_points("\u064b", ar=0.25),  # fathatan
+    **_points("پچژگ", fa=0.5, ur=0.5),  # letters Arabic lacks, written by fa, ur (and others)
+    **_points("ٹڈڑںےۓ", ur=1),
+    **_points("\u06c2\u06be", ur=0.25),  # ۂ ھ: Urdu spellings
+    **_points("\u06c0", fa=1),  # ۀ: the Persian ezafe heh
+    **_points(ZWNJ, fa=0.5),  # Persian orthography (می‌شود, کتاب‌ها); rare in Urdu
+    **_points("\u06a9\u06cc", fa=0.1, ur=0.1),  # ک ی: a Persian/Urdu keyboard, most often
+    **_points("ڕڵێ", ckb=2),
+    **_points("ەۆ", ckb=1.5, ug=1.5),
+    **_points("ټځڅډړږښګڼۍ", ps=2),
+    **_points("\u06d0", ps=1, ug=1),  # ې
+    **_points("ٻٺٽٿڀڃڄڇڊڌڍڏڙڦڱڳڻ۽۾", sd=2),
+    **_points("\u06aa", sd=0.5),  # ڪ: the Sindhi kaf, also left in text by old Arabic fonts
+    **_points("ۇۈۋڭ", ug=2),
+}
+_SORANI_UYGHUR = frozenset("ەۆ")
+_ALEF_MAKSURA = "\u0649"
 _ARTICLE = re.compile("^(?:[وفبك]?ال|لل)..")
 
 
@@ -75,7 +131,7 @@ def _tokens(text: str) -> list[str]:
 
 
 def arabic_script_evidence(text: str) -> dict[str, float]:
-    """Evidence points for ``ar``, ``fa``, ``ur`` and ``ckb`` in Arabic-script ``text``.
+    """Evidence points for each of :data:`ARABIC_SCRIPT_LANGUAGES` in Arabic-script ``text``.
 
     One point per function word of a language (Arabic words also behind a ``و``/``ف``
     prefix), half a point per Arabic ``ال`` word, and per letter only that orthography
@@ -83,7 +139,7 @@ def arabic_script_evidence(text: str) -> dict[str, float]:
 
     Example:
         >>> arabic_script_evidence("یہ کتاب ہے")
-        {'ar': 0.0, 'fa': 0.2, 'ur': 3.2, 'ckb': 0.0}
+        {'ar': 0.0, 'fa': 0.2, 'ur': 3.2, 'ckb': 0.0, 'ps': 0.0, 'sd': 0.0, 'ug': 0.0}
     """
     words, letters = evidence_parts(text)
     return {code: words[code] + letters[code] for code in ARABIC_SCRIPT_LANGUAGES}
@@ -108,28 +164,18 @@ def evidence_parts(text: str) -> tuple[dict[str, float], dict[str, float]]:
         elif _ARTICLE.match(arabic):
             words["ar"] += 0.5
         persian = token.translate(_TO_PERSIAN)
-        words["fa"] += persian in PERSIAN_WORDS
-        words["ur"] += persian in URDU_WORDS
-        words["ckb"] += persian in SORANI_WORDS
-    for char in text:
-        if char in _ARABIC_ONLY:
-            letters["ar"] += _ARABIC_ONLY[char]
-        elif char in _PERSO_URDU:
-            letters["fa"] += 0.5
-            letters["ur"] += 0.5
-        elif char in _URDU_ONLY:
-            letters["ur"] += 1
-        elif char in _SORANI_ONLY:
-            letters["ckb"] += 2
-        elif char in "\u06c2\u06be":  # ۂ ھ: Urdu spellings
-            letters["ur"] += 0.25
-        elif char == "\u06c0":  # ۀ: the Persian ezafe heh
-            letters["fa"] += 1
-        elif char == ZWNJ:  # Persian orthography (می‌شود, کتاب‌ها); rare in Urdu
-            letters["fa"] += 0.5
-        elif char in "\u06a9\u06cc":  # ک ی: a Persian/Urdu keyboard, most often that language
-            letters["fa"] += 0.1
-            letters["ur"] += 0.1
+        for code, function_words in _FUNCTION_WORDS.items():
+            words[code] += persian in function_words
+    for index, char in enumerate(text):
+        if char == _ALEF_MAKSURA and text[index + 1 : index + 2].isalpha():
+            letters["ug"] += 2  # Uyghur i; Arabic writes ى only at the end of a word
+            continue
+        for code, points in _LETTER_POINTS.get(char, {}).items():
+            letters[code] += points
+    if any(char in _SORANI_UYGHUR for char in text):
+        # Between the two languages that write ە ۆ, the yeh decides: Sorani writes ی, Uyghur ي.
+        letters["ckb"] += 0.5 * text.count("\u06cc")
+        letters["ug"] += 0.5 * text.count("\u064a")
     return words, letters
 
 

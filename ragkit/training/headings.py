@@ -68,7 +68,7 @@ log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
 POSITIVE = 10
 NEAR_COPY = 7
-ARABIC_SCRIPT = frozenset({"ar", "fa", "ur", "ps", "ku", "ckb"})
+ARABIC_SCRIPT = frozenset({"ar", "fa", "ur", "ps", "sd", "ug", "ku", "ckb"})
 Encode = Callable[[Sequence[str], Literal["query", "passage"]], np.ndarray]
 
 
