@@ -19,7 +19,7 @@ Collections (each one language; the label of every item is its collection's lang
   accessibility strings of the Debian desktop.
 * ps, sd, ug: the Debian desktop's Pashto, Sindhi and Uyghur translations (country names;
   GTK and accessibility strings for ps and ug), five strings a document
-  (``ragkit.corpora.sources.EVALUATION_SOURCES``).
+  (``ragkit.corpora.sources.FALLBACK_SOURCES``; their word lists left out).
 
 Items per document: the document (first 2,000 characters), a title (its first line, at most
 8 words), a one-word title, and two queries (a 1–5-word n-gram from the text). Documents are

@@ -10,7 +10,8 @@ language it is written in, as in use.
 Figures per language and tokenizer:
 
 * **fertility**: tokens / whitespace words (meaningless for Chinese, Japanese and Thai, which
-  write no spaces between words);
+  write no spaces between words); ``LANG words`` rows measure the held-out documents of a
+  Tesseract word list (a word a line: word types never trained on);
 * **chars/token**: non-space characters per token;
 * **UNK**: unknown-token share of all tokens (SentencePiece makes one unknown piece of a whole
   run of unknown characters, so a Chinese sentence can count as one token);
@@ -43,6 +44,7 @@ from ragkit.corpora import CorpusDocument
 from ragkit.tokenize import MULTILINGUAL, tokenizers_dir
 from ragkit.tokenize.build import (
     corpus_texts,
+    genre_of,
     held_out_parts,
     model_counter,
     packaged_source,
@@ -62,12 +64,17 @@ def language_of(document: CorpusDocument) -> str:
 
 
 def report_by_language() -> dict[str, list[str]]:
-    """Texts of the ``mul`` report half, grouped by :func:`language_of`."""
+    """Texts of the ``mul`` report half, grouped by :func:`language_of`, and the held-out word
+    lists (Amharic, Pashto, Sindhi, Uyghur), one word a line, as ``"LANG words"``: words the
+    model never saw, and nothing was chosen on them (the tuning half is running text only)."""
     _, held = corpus_texts(MULTILINGUAL)
     _, report = held_out_parts(running_text(held))
     texts: dict[str, list[str]] = defaultdict(list)
     for document in report:
         texts[language_of(document)].append(document.text)
+    for document in held:
+        if genre_of(document) == "wordlist":
+            texts[f"{language_of(document)} words"].append(document.text)
     return dict(sorted(texts.items()))
 
 

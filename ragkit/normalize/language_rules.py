@@ -12,7 +12,7 @@ for nothing, function words are matched in each language's own spelling after fo
 letters, and the signs only one orthography has carry the rest:
 
 ====  ===========================================================================
-ar    ة ى (at the end of a word) tanwin, and the ``ال`` prefix
+ar    ة, ى at the end of a word, tanwin, and the ``ال`` prefix
 fa    پ چ ژ گ (shared with ur), ۀ, ZWNJ
 ur    ٹ ڈ ڑ ں ے ۓ
 ckb   ڕ ڵ ێ; ە ۆ (shared with ug), and ی where ە or ۆ is written

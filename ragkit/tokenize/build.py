@@ -193,15 +193,22 @@ def training_options(language: str, vocab_size: int, **changes: Any) -> Training
 
 
 def packaged_source(document: CorpusDocument) -> tuple[str, CorpusSource] | None:
-    """The language whose corpus ``document`` was read for and the package it came from.
+    """The language whose corpus ``document`` was read for and the package it came from
+    (among the sources of ``document.language`` when the document records it: one package
+    may serve several languages).
 
     Example:
         >>> pin = FALLBACK_SOURCES["zh"][0].pin
         >>> packaged_source(CorpusDocument("d", "你好", f"{pin}:/langpack.xpi!a.ftl"))[0]
         'zh'
+        >>> pin = SOURCES["fa"][-1].pin
+        >>> packaged_source(CorpusDocument("wordfreq/fa/و", "و", f"{pin}:x#و", "fa"))[0]
+        'fa'
     """
     # ``source`` is "name==version:path"; Debian versions may hold a colon (an epoch).
     for language, sources in (*SOURCES.items(), *FALLBACK_SOURCES.items()):
+        if document.language and language != document.language:
+            continue
         for source in sources:
             if document.source.startswith(f"{source.pin}:"):
                 return language, source
