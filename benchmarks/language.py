@@ -137,7 +137,7 @@ def corpus_items(
     docs = [
         doc
         for doc in load_corpus(language, **kwargs)  # type: ignore[arg-type]
-        if doc.source.split(":", 1)[0] not in not_text
+        if not any(doc.source.startswith(f"{pin}:") for pin in not_text)  # pins hold ":" too
     ]
     for doc in rng.sample(docs, min(DOCS_PER_COLLECTION, len(docs))):
         yield from _items_for(collection or language, language, doc.id, doc.text, rng)

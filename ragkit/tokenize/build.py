@@ -215,6 +215,19 @@ def packaged_source(document: CorpusDocument) -> tuple[str, CorpusSource] | None
     return None
 
 
+def _pin_of(document: CorpusDocument) -> str:
+    """The package pin ``document`` was read from (its ``source`` up to the first ``:`` when
+    no packaged source matches; a Debian version may hold a colon).
+
+    Example:
+        >>> pin = SOURCES["am"][-1].pin
+        >>> _pin_of(CorpusDocument("words/0", "ሰላም", f"{pin}:/amh.traineddata#0", "am"))
+        'tesseract-ocr-amh==1:4.1.0-2'
+    """
+    found = packaged_source(document)
+    return found[1].pin if found else document.source.split(":", 1)[0]
+
+
 def genre_of(document: CorpusDocument) -> str:
     """The genre of the packaged source ``document`` was read from (``other`` if none)."""
     found = packaged_source(document)
@@ -383,7 +396,7 @@ def build_language(
         "train": corpus_stats(training),
         "tuning": corpus_stats(tuning),
         "held_out": corpus_stats(report),
-        "sources": sorted({d.source.split(":", 1)[0] for d in training}),
+        "sources": sorted({_pin_of(d) for d in training}),
     }
     return BuildResult(
         *(language, vocab_size, requested, shipped, model_hash(shipped), corpus, sweep, figures),
