@@ -6,7 +6,12 @@ import pytest
 
 from ragkit.normalize import detect_language
 from ragkit.normalize.detect import LanguageGuess, identify, script_candidates
-from ragkit.normalize.language_rules import ARABIC_SCRIPT_LANGUAGES, arabic_script_evidence
+from ragkit.normalize.language_rules import (
+    ARABIC_SCRIPT_LANGUAGES,
+    PASHTO_WORDS,
+    UYGHUR_WORDS,
+    arabic_script_evidence,
+)
 from ragkit.normalize.profile import LanguageProfile, resolve_language
 
 SHORT_ENGLISH = [
@@ -113,6 +118,16 @@ def test_arabic_function_words_outweigh_persian_letter_forms():
 def test_other_arabic_script_languages_need_their_own_signs(text):
     # A lone letter, final ى, Persian, Urdu and Sorani letters are not Pashto, Sindhi or Uyghur.
     assert identify(text).language not in ("ps", "sd", "ug")
+
+
+@pytest.mark.parametrize("words", [PASHTO_WORDS, UYGHUR_WORDS], ids=["ps", "ug"])
+def test_pashto_and_uyghur_function_words_are_rare_in_persian_urdu_arabic(words):
+    wordfreq = pytest.importorskip("wordfreq")
+    for word in words:  # already folded as tokens are (ي ى → ی, ك → ک)
+        for language in ("fa", "ur", "ar"):
+            assert wordfreq.zipf_frequency(word, language) < 3, (word, language)
+        arabic_letters = word.translate(str.maketrans("یک", "يك"))
+        assert wordfreq.zipf_frequency(arabic_letters, "ar") < 3, word
 
 
 def test_arabic_script_evidence_scores_every_language():
