@@ -76,7 +76,8 @@ _BLOCKS: tuple[tuple[int, int, str], ...] = (
     (0xAC00, 0xD7AF, "Hang"),
 )
 
-# Languages py3langid may answer for each script; the first is the default for short text.
+# Languages written in each script (py3langid's labels; Sindhi, which it lacks, is found by
+# letters only); the first is the default for short text.
 SCRIPT_LANGUAGES: dict[str, tuple[str, ...]] = {
     "Arab": ("ar", "fa", "ur", "ku", "sdh", "ps", "sd", "ug", "arz", "ary"),
     "Latn": ("en", "fr", "de", "es", "it", "pt", "nl", "id", "tr", "sw", "so", "ha", "om"),
