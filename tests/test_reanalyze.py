@@ -11,6 +11,8 @@ from typer.testing import CliRunner
 
 from ragkit import Index
 from ragkit.cli import app
+from ragkit.normalize.detect import RULES_VERSION
+from ragkit.store import language_rules
 
 
 def rows(index: Index) -> dict[tuple[str, int], tuple[str, str, bytes]]:
@@ -193,3 +195,36 @@ def test_an_index_without_a_tokenizer_record_gets_a_doctor_note(tmp_path: Path) 
     doctor = CliRunner().invoke(app, ["doctor", "--index", str(tmp_path / "idx")])
     assert doctor.exit_code == 0
     assert "pieces of ur was not recorded" in " ".join(doctor.stdout.split()), doctor.stdout
+
+
+PASHTO = "پښتو د افغانستان او پاکستان یوه لویه ژبه ده چې په عربي لیکدود لیکل کېږي."
+
+
+def test_documents_decided_by_older_language_rules_get_a_note_until_reanalyzed(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "ps.txt").write_text(PASHTO, encoding="utf-8")
+    index = Index.open(tmp_path / "idx", create=True, model=MODEL)
+    index.ingest([folder])
+    assert language_rules.read(index.store.db) == RULES_VERSION
+    assert language_rules.notes("idx", index.store.db) == []
+    assert index.store.languages() == {("Arab", "ps"): len(PASHTO)}
+
+    with index.store.db as db:  # as an earlier release stored it: Pashto read as Persian
+        db.execute("UPDATE documents SET language = 'fa'")
+        db.execute("DELETE FROM state WHERE key = 'language_rules'")
+    (folder / "more.txt").write_text("ئۇيغۇر تىلى", encoding="utf-8")
+    index.ingest([folder])  # a commit on the old index: its old documents stay old
+    assert language_rules.read(index.store.db) == 0
+    doctor = CliRunner().invoke(app, ["doctor", "--index", str(tmp_path / "idx")])
+    assert doctor.exit_code == 0
+    said = " ".join(doctor.stdout.split())
+    assert "languages of its fa documents were decided by older rules" in said, said
+    assert "--reanalyze` once" in said
+
+    report = index.reanalyze()
+    assert report.languages == {"fa → ps": 1}
+    assert language_rules.read(index.store.db) == RULES_VERSION
+    assert language_rules.notes("idx", index.store.db) == []

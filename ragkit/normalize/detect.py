@@ -101,6 +101,15 @@ _ETHIOPIC = ("am", "ti")
 # measured use the Latin figure.
 STATISTICAL_MIN_LETTERS: dict[str, int | None] = {"Latn": 40, "Arab": None}
 Method = Literal["script", "letters", "words", "statistical", "default", "profile"]
+# The rules' version, recorded by each index (ragkit.store.language_rules), and the stored
+# languages each version may decide differently: 2 reads Korean and Thai by script (they were
+# "und") and Han text with kana as Japanese (it was "zh"); 3 reads Pashto (was "fa"), Sindhi
+# (was "ar") and Uyghur (was "ar" or "ckb") by their letters.
+RULES_VERSION = 3
+RULES_CHANGES: dict[int, frozenset[str]] = {
+    2: frozenset({"und", "zh"}),
+    3: frozenset({"ar", "fa", "ckb"}),
+}
 
 
 @dataclass(frozen=True)

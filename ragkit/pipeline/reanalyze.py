@@ -74,6 +74,7 @@ def reanalyze(
             store.commit(updated)
             report.changed += len(updated)
     store.reset_tokenizers()  # every piece is today's tokenizer's now
+    store.reset_language_rules()  # and every language today's rules' decision
     store.ensure_sparse()
     report.generation = store.generation
     report.seconds = time.perf_counter() - clock

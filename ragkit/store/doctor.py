@@ -35,7 +35,7 @@ from ragkit.config import Settings
 from ragkit.errors import RagkitError
 from ragkit.search import dense
 from ragkit.search.sparse import SparseIndex
-from ragkit.store import DB_NAME, Store, tokenizers, vectors
+from ragkit.store import DB_NAME, Store, language_rules, tokenizers, vectors
 from ragkit.store.lock import WriteLock
 from ragkit.store.manifest import (
     MANIFEST_NAME,
@@ -175,6 +175,7 @@ def diagnose(folder: str | Path) -> Diagnosis:
         settings = db.execute("SELECT value FROM state WHERE key = 'settings'").fetchone()
         if settings is not None:
             found.notes += tokenizers.notes(folder, db, Settings.from_index(settings[0]))
+        found.notes += language_rules.notes(folder, db)
         ids = _chunk_ids(db)
         documents = db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
         found.counts = {"documents": documents, "chunks": len(ids)}

@@ -53,12 +53,12 @@ from ragkit.chunking import Chunk, ChunkingRecord
 from ragkit.config import ANALYSIS_SETTINGS, Settings
 from ragkit.documents import Document
 from ragkit.errors import RagkitError
-from ragkit.normalize.detect import LanguageGuess
+from ragkit.normalize.detect import RULES_VERSION, LanguageGuess
 from ragkit.paths import file_sha256
 from ragkit.search import dense
 from ragkit.search.dense import DenseVectors
 from ragkit.search.sparse import SparseIndex
-from ragkit.store import tokenizers
+from ragkit.store import language_rules, tokenizers
 from ragkit.store.damage import damaged, names_damage
 from ragkit.store.filters import unknown_keys, where_clause
 from ragkit.store.lock import WriteLock, if_unlocked
@@ -520,6 +520,7 @@ class Store:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             self._check_vectors()
+            had_documents = self.db.execute("SELECT 1 FROM documents LIMIT 1").fetchone()
             removed_ids = self._delete_documents(removing)
             new_ids, new_vectors = self._insert(pending)
             vectors = self._next_vectors(removed_ids, new_ids, new_vectors)
@@ -537,6 +538,10 @@ class Store:
             if pending:
                 used = tokenizers.current({p.document.language for p in pending}, self.settings)
                 tokenizers.write(self.db, tokenizers.merged(tokenizers.read(self.db), used))
+                rules = language_rules.read(self.db)
+                language_rules.write(
+                    self.db, language_rules.after_commit(rules, had_documents is not None)
+                )
             self.db.execute("UPDATE state SET value = ? WHERE key = 'generation'", (str(target),))
             self.db.execute("COMMIT")
         except BaseException:
@@ -561,6 +566,11 @@ class Store:
         held = {language for _, language in self.languages()}
         now = tokenizers.current(held, self.settings)
         tokenizers.write(self.db, {language: [print_] for language, print_ in now.items()})
+
+    def reset_language_rules(self) -> None:
+        """Record today's language rules as those that decided every document (after
+        :func:`ragkit.pipeline.reanalyze.reanalyze` decided them all again)."""
+        language_rules.write(self.db, RULES_VERSION)
 
     def _delete_documents(self, keys: list[str]) -> list[int]:
         removed: list[int] = []
