@@ -51,7 +51,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from ragkit.corpora.sources import corpus_sources, load_corpus
+from ragkit.corpora.sources import load_corpus
 from ragkit.normalize.detect import (
     STATISTICAL_MIN_LETTERS,
     identify,
@@ -60,6 +60,7 @@ from ragkit.normalize.detect import (
 )
 from ragkit.normalize.lexicons import PACKAGES, package_dir
 from ragkit.normalize.profile import LanguageProfile, resolve_language
+from ragkit.tokenize.build import genre_of
 
 RESULTS = Path(__file__).parent / "results" / "language.json"
 BEIR = Path(__file__).parents[1] / ".." / "shared" / "data" / "beir"
@@ -133,11 +134,10 @@ def corpus_items(
 ) -> Iterator[Item]:
     """Documents of ``ragkit.corpora`` for ``language`` (word lists and word frequencies, a
     word repeated as often as it occurs, left out: they are not text anyone queries with)."""
-    not_text = {s.pin for s in corpus_sources(language) if s.genre in ("wordlist", "web")}
     docs = [
         doc
         for doc in load_corpus(language, **kwargs)  # type: ignore[arg-type]
-        if not any(doc.source.startswith(f"{pin}:") for pin in not_text)  # pins hold ":" too
+        if genre_of(doc) not in ("wordlist", "web")
     ]
     for doc in rng.sample(docs, min(DOCS_PER_COLLECTION, len(docs))):
         yield from _items_for(collection or language, language, doc.id, doc.text, rng)

@@ -99,6 +99,9 @@ _FUNCTION_WORDS = {
 }
 
 
+_SORANI_UYGHUR = "ەۆ"  # the letters Sorani and Uyghur share
+
+
 def _points(letters: str, **points: float) -> dict[str, dict[str, float]]:
     return dict.fromkeys(letters, points)
 
@@ -114,14 +117,13 @@ _LETTER_POINTS: dict[str, dict[str, float]] = {
     **_points(ZWNJ, fa=0.5),  # Persian orthography (می‌شود, کتاب‌ها); rare in Urdu
     **_points("\u06a9\u06cc", fa=0.1, ur=0.1),  # ک ی: a Persian/Urdu keyboard, most often
     **_points("ڕڵێ", ckb=2),
-    **_points("ەۆ", ckb=1.5, ug=1.5),
+    **_points(_SORANI_UYGHUR, ckb=1.5, ug=1.5),
     **_points("ټځڅډړږښګڼۍ", ps=2),
     **_points("\u06d0", ps=1, ug=1),  # ې
     **_points("ٻٺٽٿڀڃڄڇڊڌڍڏڙڦڱڳڻ۽۾", sd=2),
     **_points("\u06aa", sd=0.5),  # ڪ: the Sindhi kaf, also left in text by old Arabic fonts
     **_points("ۇۈۋڭ", ug=2),
 }
-_SORANI_UYGHUR = frozenset("ەۆ")
 _ALEF_MAKSURA = "\u0649"
 _ARTICLE = re.compile("^(?:[وفبك]?ال|لل)..")
 

@@ -520,7 +520,11 @@ class Store:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             self._check_vectors()
-            had_documents = self.db.execute("SELECT 1 FROM documents LIMIT 1").fetchone()
+            rules = language_rules.read(self.db)
+            had_documents = (
+                rules is None
+                and self.db.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is not None
+            )
             removed_ids = self._delete_documents(removing)
             new_ids, new_vectors = self._insert(pending)
             vectors = self._next_vectors(removed_ids, new_ids, new_vectors)
@@ -538,10 +542,7 @@ class Store:
             if pending:
                 used = tokenizers.current({p.document.language for p in pending}, self.settings)
                 tokenizers.write(self.db, tokenizers.merged(tokenizers.read(self.db), used))
-                rules = language_rules.read(self.db)
-                language_rules.write(
-                    self.db, language_rules.after_commit(rules, had_documents is not None)
-                )
+                language_rules.write(self.db, language_rules.after_commit(rules, had_documents))
             self.db.execute("UPDATE state SET value = ? WHERE key = 'generation'", (str(target),))
             self.db.execute("COMMIT")
         except BaseException:
