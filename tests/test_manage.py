@@ -25,6 +25,10 @@ def test_documents_delete_export_api(built: Path, corpus: Path, tmp_path: Path) 
         keys = [d.key for d in index.documents()]
         assert len(keys) == 5 and keys == sorted(keys)
         assert [d.key for d in index.documents("*.md")] == [str(corpus / "water.md")]
+        names = {Path(d.key).name for d in index.documents(f"{corpus.name}/*.txt")}
+        assert names == {"prayer.txt"}  # * stays in one folder, as in a source filter
+        names = {Path(d.key).name for d in index.documents(f"{corpus.name}/**/*.txt")}
+        assert names == {"prayer.txt", "cats.txt"}
         records = [d.key for d in index.documents(str(corpus / "records.jsonl"))]
         assert len(records) == 2  # a source selects all its records
         generation = index.store.generation

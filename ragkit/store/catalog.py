@@ -7,9 +7,13 @@ Removing documents is :meth:`ragkit.store.Store.commit` with ``remove_keys``: on
 generation, as atomic as an ingest.
 
 A pattern matches a document when it equals the document's key or source (a JSONL file's
-path selects all its records) or, holding ``*``, ``?`` or ``[``, matches either as a glob
-(``*`` crosses ``/``). Keys are absolute paths, so a relative pattern is also tried against
-the current folder (:func:`patterns_for`): ``docs/a.md`` finds ``$PWD/docs/a.md``.
+path selects all its records). A pattern holding ``*``, ``?`` or ``[`` is a glob matched as
+a search filter's ``source`` is (:func:`ragkit.store.filters.path_match`): ``*`` and ``?``
+stay in one folder and ``**`` crosses folders, so ``rm 'docs/*.md'`` never reaches
+``docs/en/a.md``; a relative glob matches the end of the key or source (``*.md``, ``*#r1``),
+an absolute one (or one that opens with ``./`` or ``../``, read from the current folder) all
+of it. Keys are absolute paths, so a relative path is also tried against the current folder
+(:func:`patterns_for`): ``docs/a.md`` finds ``$PWD/docs/a.md``.
 
 Example:
     >>> [is_glob(p) for p in ("docs/*.md", "docs/a.md", "corpus.jsonl#r[12]")]
@@ -76,9 +80,12 @@ def patterns_for(pattern: str) -> list[str]:
 
 
 def _where(pattern: str) -> tuple[str, tuple[str, ...]]:
-    operator = "GLOB" if is_glob(pattern) else "="
+    if is_glob(pattern):
+        if pattern.startswith(("./", "../")):  # from the current folder, as typed
+            pattern = document_key(pattern)
+        return "(path_match(?, d.key) OR path_match(?, d.source))", (pattern, pattern)
     tried = patterns_for(pattern)
-    clause = " OR ".join(f"d.key {operator} ? OR d.source {operator} ?" for _ in tried)
+    clause = " OR ".join("d.key = ? OR d.source = ?" for _ in tried)
     return f"({clause})", tuple(p for p in tried for _ in range(2))
 
 

@@ -13,7 +13,8 @@ matches text equal to it, and also the number, ``true``/``false`` or ``null`` it
 
 A metadata field named like a column (``source``, ``language``) is reached as ``meta.source``.
 A range is a mapping of comparisons to numbers (``{"year": {">=": 1990, "<": 2000}}``; the
-command line writes ``year>=1990``) and matches numeric fields only.
+command line writes ``year>=1990``) and matches numeric fields and text that spells a number
+(CSV and TSV cells are text: ``"2019"``).
 
 Example:
     >>> path_match("docs/*.txt", "docs/sub/a.txt"), path_match("docs/**/*.txt", "docs/sub/a.txt")
@@ -94,13 +95,13 @@ def _range(key: str, bounds: Mapping[str, Any]) -> tuple[str, list[Any]]:
             if not isinstance(bound, str) or not _NUMBER.fullmatch(bound):
                 raise RagkitError(f"filter {key}{operator}{bound}: a range bound is a number")
             bound = float(bound)
-        conditions.append(f"m.value {COMPARISONS[operator]} ?")
+        conditions.append(f"number_of(m.value) {COMPARISONS[operator]} ?")
         parameters.append(bound)
     if field is None or not conditions:
         raise RagkitError(f"filter {key!r}: ranges apply to numeric metadata fields")
     sql = (
         "EXISTS (SELECT 1 FROM json_each(d.metadata) m WHERE m.key = ? AND "
-        f"m.type IN ('integer', 'real') AND {' AND '.join(conditions)})"
+        f"m.type IN ('integer', 'real', 'text') AND {' AND '.join(conditions)})"
     )
     return sql, [field, *parameters]
 
@@ -177,6 +178,21 @@ def path_match(pattern: str, path: str) -> bool:
     ``**`` across segments; a relative pattern matches the path's last segments, an absolute
     one all of it); registered in SQLite as ``path_match``."""
     return _glob_regex(pattern).fullmatch(path) is not None
+
+
+def number_of(value: Any) -> float | None:
+    """``value`` as a number when it is one or text that spells one (a CSV cell), else None;
+    registered in SQLite as ``number_of`` for range filters.
+
+    Example:
+        >>> number_of(2019), number_of(" 2019 "), number_of("1e3"), number_of("n/a")
+        (2019.0, 2019.0, 1000.0, None)
+    """
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+        return float(value.strip())
+    return None
 
 
 def unknown_keys(filters: Mapping[str, Any], known: set[str]) -> list[str]:

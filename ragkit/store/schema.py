@@ -23,7 +23,7 @@ import sqlite3
 from pathlib import Path
 
 from ragkit.documents.discovery import INDEX_DATABASE
-from ragkit.store.filters import path_match
+from ragkit.store.filters import number_of, path_match
 
 DB_NAME = INDEX_DATABASE  # discovery passes over folders holding it
 
@@ -119,9 +119,10 @@ def connect_read_only(folder: Path) -> sqlite3.Connection:
 
 def _with_functions(connection: sqlite3.Connection) -> sqlite3.Connection:
     """``connection`` waiting up to 30 s for a busy database, with ragkit's SQL functions
-    (``path_match``: :func:`ragkit.store.filters.path_match`)."""
+    (``path_match`` and ``number_of`` of :mod:`ragkit.store.filters`)."""
     connection.execute("PRAGMA busy_timeout=30000")
     connection.create_function("path_match", 2, path_match, deterministic=True)
+    connection.create_function("number_of", 1, number_of, deterministic=True)
     return connection
 
 
