@@ -43,7 +43,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=model_path("en"), help="model file to write")
     parser.add_argument("--results", type=Path, default=RESULTS, help="JSON results file")
     parser.add_argument("--trees", type=int, default=300, help="boosted trees in the ranker")
+    parser.add_argument("--leaves", type=int, default=31, help="leaves per tree")
     parser.add_argument("--folds", type=int, default=20, help="cross-validation folds")
+    parser.add_argument(
+        "--vocabulary", type=int, default=30000, help="most frequent words taken as vocabulary"
+    )
     parser.add_argument(
         "--no-dev-in-model",
         dest="dev_in_model",
@@ -57,8 +61,10 @@ def main() -> None:
         args.data / "train.norm",
         args.data / "dev.norm",
         args.out,
-        trees=args.trees,
+        vocabulary_size=args.vocabulary,
         folds=args.folds,
+        trees=args.trees,
+        leaves=args.leaves,
         dev_in_model=args.dev_in_model,
         progress=console.log,
     )
