@@ -31,6 +31,7 @@ from ragkit.documents import LoadOptions, document_key
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_DIMENSION, AUTO_MODEL, MINILM_NAMES
 from ragkit.errors import RagkitError, validation_message
+from ragkit.normalize.detect import check_language
 from ragkit.pipeline import (
     Ingest,
     IngestReport,
@@ -66,7 +67,12 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Hit:
-    """One search result: a chunk of a document, with offsets into the document's original text."""
+    """One search result: a chunk of a document, with offsets into the document's original text.
+
+    ``document_id`` is the record's own id (a JSONL or CSV ``id``, what relevance judgments
+    name) or, for a file, its key; ``key`` is the document's key in the index, as ``ragkit ls``,
+    ``rm`` and ``info --document`` take it (``path#id`` for a record).
+    """
 
     text: str
     score: float
@@ -77,6 +83,7 @@ class Hit:
     title: str = ""
     language: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
+    key: str = ""
 
 
 @dataclass(frozen=True)
@@ -236,7 +243,7 @@ class Index:
             others = sorted(held - {"en", "und"})
             if others and self._reranker.config.backbone in MINILM_NAMES:
                 log.warning(
-                    "reranker %r reads English only (%s); this index also holds %s",
+                    "reranker %r reads English only (%s); hits in %s are reranked as if English",
                     self.settings.reranker,
                     self._reranker.config.backbone,
                     ", ".join(others),
@@ -395,6 +402,8 @@ class Index:
             raise RagkitError(f"k={k!r}: ask for at least one hit (a whole number ≥ 1)")
         self._follow_model()
         check_query(query)
+        if language is not None:
+            check_language(language, "language")
         if rerank:
             depth = max(k, self.settings.rerank_depth)
             candidates = self.search(query, depth, mode, filters, fusion, language=language)
@@ -443,6 +452,7 @@ class Index:
                 title=rows[i].title,
                 language=rows[i].language,
                 metadata=rows[i].metadata,
+                key=rows[i].document_key,
             )
             for i, score in scored
             if i in rows

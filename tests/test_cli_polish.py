@@ -4,7 +4,10 @@ version, clear one-line errors, no index made by mistake, a context manager."""
 from __future__ import annotations
 
 import logging
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,6 +65,34 @@ def test_one_line_errors(tmp_path: Path) -> None:
     assert len(cron.stderr.strip().splitlines()) == 1 and "pydantic" not in cron.stderr
 
 
+def _piped(*args: str) -> subprocess.CompletedProcess[str]:
+    """``ragkit`` with its standard output a pipe and no ``COLUMNS`` (as in a log or a script)."""
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | {"HF_HUB_OFFLINE": "1"}
+    command = [str(Path(sys.executable).parent / "ragkit"), *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+
+
+def test_pipes_get_whole_keys_and_errors_name_their_option(built: Path, tmp_path: Path) -> None:
+    index = str(built / "index")
+    deep = tmp_path / ("a-folder-name-long-enough-that-80-columns-cut-it" * 2)
+    deep.mkdir()
+    (deep / "steam.txt").write_text("Steam rises from boiling water.", encoding="utf-8")
+    copy = str(tmp_path / "index")
+    ingested = _piped("ingest", str(deep), "--index", copy)
+    assert ingested.returncode == 0 and "" not in ingested.stderr.splitlines(), ingested.stderr
+    key = str(deep / "steam.txt")
+    listed = _piped("ls", "--index", copy)
+    assert listed.returncode == 0 and key in listed.stdout, listed.stdout
+    found = _piped("query", "steam", "--index", copy, "-k", "1")
+    assert found.returncode == 0 and key in found.stdout and "document" in found.stdout
+    weights = ragkit(
+        "ingest", str(built / "water.txt"), "--index", index, "--chunk-weights", "SC=a"
+    )
+    assert weights.returncode == 2 and "--chunk-weights 'SC=a'" in weights.stderr
+    with Index.open(index) as opened, pytest.raises(RagkitError, match="language 'xx': not a"):
+        opened.search("water", language="xx")
+
+
 def test_no_index_made_by_mistake(tmp_path: Path) -> None:
     typo = ragkit("ingest", str(tmp_path / "no-such-docs"), "--index", str(tmp_path / "new"))
     assert typo.returncode == 2 and "no index created" in typo.stderr
@@ -77,8 +108,11 @@ def test_query_messages_and_rerank_languages(built: Path) -> None:
     assert none.returncode == 0 and "no hits for 'water' matching the filters" in none.stdout
     arabic = ragkit("query", "الأعمال", "--index", index, "--lang", "ar", "--rerank")
     assert arabic.returncode == 2 and "reads English only" in arabic.stderr
+    script = ragkit("query", "الأعمال", "--index", index, "--rerank")
+    assert script.returncode == 2 and "written in Arab script, not English" in script.stderr
     mixed = ragkit("query", "water", "--index", index, "--rerank", "-k", "1")
     assert mixed.returncode == 0 and "hits in ar are reranked as if English" in mixed.stderr
+    assert mixed.stderr.count("reranked as if English") == 1  # said once
 
 
 def test_api_habits(built: Path, caplog: pytest.LogCaptureFixture) -> None:

@@ -14,11 +14,12 @@ from pathlib import Path
 
 import typer
 from pydantic import ValidationError
+from rich.rule import Rule
 from rich.table import Table
 
 from ragkit.chunking import Chunk, ChunkingRecord
 from ragkit.chunking.adaptive import METRICS
-from ragkit.cli.output import console, fail, option_error
+from ragkit.cli.output import console, fail, option_error, plain
 from ragkit.config import DEFAULT_MODEL, Settings
 from ragkit.documents import LoadResult, load_file
 from ragkit.embed import Encoder
@@ -27,9 +28,12 @@ from ragkit.errors import RagkitError
 from ragkit.pipeline import DocumentChunker, chunk_embed
 from ragkit.pipeline.ingest import text_by_language
 
+RULE_WIDTH = 100  # the rule above each document's chunks spans at most this many columns
 
-def parse_weights(spec: str | None) -> dict[str, float] | None:
-    """``"SC=1,BI=2"`` → ``{"SC": 1.0, "BI": 2.0}``; ``None`` keeps the equal default.
+
+def parse_weights(spec: str | None, option: str = "--weights") -> dict[str, float] | None:
+    """``"SC=1,BI=2"`` → ``{"SC": 1.0, "BI": 2.0}``; ``None`` keeps the equal default. An error
+    names ``option``, the command-line option that gave ``spec``.
 
     Example:
         >>> parse_weights("SC=1, bi=2")
@@ -44,7 +48,7 @@ def parse_weights(spec: str | None) -> dict[str, float] | None:
             weights[name.strip().upper()] = float(value)
         except ValueError as error:
             raise RagkitError(
-                f"--weights {spec!r}: {item.strip()!r} is not METRIC=NUMBER (e.g. SC=1,BI=2)"
+                f"{option} {spec!r}: {item.strip()!r} is not METRIC=NUMBER (e.g. SC=1,BI=2)"
             ) from error
     return weights
 
@@ -151,7 +155,7 @@ def chunk_command(
                     }
                 )
                 continue
-            console.rule(document.key)
+            console.print(Rule(plain(document.key)), width=min(console.width, RULE_WIDTH))
             if explain and selection is not None:
                 print_chunking(f"{document.key} ({document.language})", selection)
             _print_chunks(chunks)

@@ -88,7 +88,7 @@ def new_index_settings(
         "normalization": normalization,
         "chunker": chunker,
         "chunk_tokens": chunk_tokens,
-        "chunk_weights": parse_weights(chunk_weights),
+        "chunk_weights": parse_weights(chunk_weights, "--chunk-weights"),
     }
     return {name: value for name, value in options.items() if value is not None}
 

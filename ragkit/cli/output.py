@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -82,6 +82,23 @@ class SafeConsole(Console):
     def render_str(self, text: str, *args: Any, **options: Any) -> Text:
         return super().render_str(_CONTROLS.sub(_escape, text), *args, **options)
 
+    @property
+    def size(self) -> ConsoleDimensions:
+        """The terminal's size; outside a terminal (a pipe, a log) :data:`UNCUT_WIDTH` columns
+        unless ``COLUMNS`` says otherwise, so keys and paths in tables print whole, not cut
+        to 80 columns with an ellipsis."""
+        measured = Console.size.fget(self)  # type: ignore[attr-defined]
+        if self._width is None and not self.is_terminal and "COLUMNS" not in self._environ:
+            return ConsoleDimensions(UNCUT_WIDTH, measured.height)
+        return measured
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+
+UNCUT_WIDTH = 4096
+
 
 console = SafeConsole()
 errors = SafeConsole(stderr=True)
@@ -106,6 +123,7 @@ def progress_bar() -> Progress:
         TimeRemainingColumn(),
         console=errors,
         transient=True,
+        disable=not errors.is_terminal,  # not even the blank line a stopped display leaves
     )
 
 

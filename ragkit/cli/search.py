@@ -86,7 +86,7 @@ def query(
                 soft_wrap=True,
             )
         if rerank:
-            check_rerank_languages(opened, lang)
+            check_rerank_languages(opened, lang, text)
         hits = opened.search(
             text,
             k=k,
@@ -105,27 +105,33 @@ def query(
         matching = " matching the filters" if filters else ""
         console.print(f"no hits for {text!r}{matching} in {index}", soft_wrap=True, markup=False)
         return
-    table = Table("#", "score", "source", "span", "text", title=plain(f"query: {text}"))
+    table = Table("#", "score", "document", "span", "text", title=plain(f"query: {text}"))
     for rank, hit in enumerate(hits, start=1):
         snippet = plain(" ".join(hit.text.split())[:120])
         span = f"{hit.start}-{hit.end}"
-        table.add_row(str(rank), f"{hit.score:.3f}", plain(hit.document_id), span, snippet)
+        table.add_row(str(rank), f"{hit.score:.3f}", plain(hit.key), span, snippet)
     console.print(table)
 
 
-def check_rerank_languages(opened: Index, lang: str | None) -> None:
+def check_rerank_languages(opened: Index, lang: str | None, query: str) -> None:
     """Refuse ``--rerank`` when a reranker that reads English only (a MiniLM backbone) would
-    rerank a query or an index that is not English; warn when the index is partly English."""
+    rerank a query that is not English (analyzed as another language, or written in a script
+    other than Latin) or an index with no English; :attr:`ragkit.Index.reranker` warns when
+    the index is partly English."""
     from ragkit.embed.models import MINILM_NAMES
+    from ragkit.normalize.detect import detect_script
 
     backbone = opened.reranker.config.backbone
     if backbone not in MINILM_NAMES:
         return
     held = {language for _, language in opened.store.languages()} - {"und"}
     others = sorted(held - {"en"})
+    script = detect_script(query)
     problem = ""
     if lang is not None and lang != "en":
         problem = f"the query is analyzed as {lang!r}"
+    elif lang is None and script not in ("Latn", "Zyyy"):
+        problem = f"the query is written in {script} script, not English"
     elif others and "en" not in held:
         problem = f"this index holds {', '.join(others)}"
     if problem:
@@ -133,12 +139,6 @@ def check_rerank_languages(opened: Index, lang: str | None) -> None:
             f"--rerank: the reranker {opened.settings.reranker!r} reads English only "
             f"({backbone}) and {problem}; search without --rerank, or give --reranker a "
             "folder trained with a multilingual backbone"
-        )
-    if others:
-        errors.print(
-            f"[yellow]note:[/] the reranker reads English only ({backbone}); hits in "
-            f"{', '.join(others)} are reranked as if English",
-            soft_wrap=True,
         )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import re
 from collections.abc import Iterable
 from html.parser import HTMLParser
@@ -227,6 +228,9 @@ def pdf_text(data: bytes, path: Path, limit: int) -> tuple[str, list[Block]]:
     """
     from pypdf import PdfReader
 
+    # pypdf logs what it repairs in a damaged file ("EOF marker not found") as bare lines
+    # without the file's name; a file it cannot read is reported below, with its name.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):  # owner-only passwords open with ""
