@@ -31,7 +31,7 @@ bench-install: install
 
 demo: install
 	rm -rf .demo-index
-	$(VENV)/bin/ragkit ingest examples --index .demo-index
+	$(VENV)/bin/ragkit ingest examples --index .demo-index --exclude SOURCES.md
 	$(VENV)/bin/ragkit query "convert temperature from Celsius to Fahrenheit" --index .demo-index -k 5
 	$(VENV)/bin/ragkit query "أي العمل أحب إلى الله؟ الصلاة على وقتها" --index .demo-index -k 3
 
