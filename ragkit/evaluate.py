@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import math
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ from ragkit.errors import RagkitError
 from ragkit.index import Index
 from ragkit.pipeline import ProgressCallback
 from ragkit.search.fusion import FusionMethod, SearchMode
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -45,23 +48,102 @@ class EvalReport:
         return self.__dict__.copy()
 
 
+QRELS_HEADER = ("query-id", "corpus-id", "score")
+
+
 def load_qrels(path: Path) -> dict[str, dict[str, int]]:
+    r"""Relevance judgments of a BEIR ``qrels`` file: query id → document id → grade (> 0 only).
+
+    A missing header, a line without three fields or a grade that is not a whole number is a
+    :class:`RagkitError` naming the file and line.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "test.tsv"
+        >>> _ = path.write_text("query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t0\n")
+        >>> load_qrels(path)
+        {'q1': {'d1': 2}}
+        >>> _ = path.write_text("query-id\tcorpus-id\tscore\nq1\td1\n")
+        >>> load_qrels(path)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.RagkitError: .../test.tsv:2: expected query-id, corpus-id and score ...
+    """
     if not path.exists():
         raise RagkitError(f"{path}: missing; a BEIR folder needs qrels/test.tsv")
     qrels: dict[str, dict[str, int]] = {}
-    with path.open(encoding="utf-8") as handle:
-        for row in csv.DictReader(handle, delimiter="\t"):
-            score = int(row["score"])
-            if score > 0:
-                qrels.setdefault(row["query-id"], {})[row["corpus-id"]] = score
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        rows = csv.reader(handle, delimiter="\t")
+        header = tuple(next(rows, ()))
+        if header[:3] != QRELS_HEADER:
+            raise RagkitError(
+                f"{path}:1: the first line must be the header {chr(9).join(QRELS_HEADER)!r} "
+                f"(tab-separated), not {chr(9).join(header)!r}"
+            )
+        for row in rows:
+            if not any(cell.strip() for cell in row):
+                continue
+            line = rows.line_num
+            if len(row) < 3:
+                raise RagkitError(
+                    f"{path}:{line}: expected query-id, corpus-id and score separated by tabs, "
+                    f"found {len(row)} field(s)"
+                )
+            try:
+                grade = int(row[2])
+            except ValueError:
+                raise RagkitError(
+                    f"{path}:{line}: score {row[2]!r} is not a whole number"
+                ) from None
+            if grade > 0:
+                qrels.setdefault(row[0], {})[row[1]] = grade
     return qrels
 
 
+def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` of each non-blank line of a JSON Lines file; a line that is
+    not a JSON object is a :class:`RagkitError` naming the file and line."""
+    with path.open(encoding="utf-8-sig") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise RagkitError(
+                    f"{path}:{number}: not JSON ({error.msg} at character {error.pos + 1})"
+                ) from None
+            if not isinstance(record, dict):
+                raise RagkitError(f"{path}:{number}: expected a JSON object")
+            yield number, record
+
+
 def load_queries(path: Path) -> dict[str, str]:
+    """Query id → text of a BEIR ``queries.jsonl`` (objects with ``_id`` and ``text``); a bad
+    line is a :class:`RagkitError` naming the file and line."""
     if not path.exists():
         raise RagkitError(f"{path}: missing; a BEIR folder needs queries.jsonl")
-    with path.open(encoding="utf-8") as handle:
-        return {str(r["_id"]): r["text"] for r in map(json.loads, filter(str.strip, handle))}
+    queries: dict[str, str] = {}
+    for number, record in _json_lines(path):
+        if "_id" not in record or not isinstance(record.get("text"), str):
+            raise RagkitError(f'{path}:{number}: a query needs an "_id" and a "text" string')
+        queries[str(record["_id"])] = record["text"]
+    return queries
+
+
+def corpus_ids(path: Path) -> set[str]:
+    """The ``_id`` of every readable document of a BEIR ``corpus.jsonl`` (ingest reports the
+    lines it cannot read)."""
+    ids: set[str] = set()
+    with path.open(encoding="utf-8-sig") as handle:
+        for line in handle:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict) and record.get("id", record.get("_id")) is not None:
+                ids.add(str(record.get("id", record.get("_id"))))
+    return ids
 
 
 def ndcg_at_k(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
@@ -110,12 +192,42 @@ class Judgments:
 
 
 def load_judgments(dataset: Path) -> Judgments:
-    """Read ``corpus.jsonl``'s location, ``queries.jsonl`` and ``qrels/test.tsv``."""
+    """Read ``corpus.jsonl``'s location, ``queries.jsonl`` and ``qrels/test.tsv``.
+
+    No query with a relevant document is a :class:`RagkitError`; judgments naming a query or a
+    document the folder does not have are logged as a warning (an unknown document still
+    counts as relevant and unfound, as in BEIR's own scoring).
+    """
     corpus = dataset / "corpus.jsonl"
     if not corpus.exists():
         raise RagkitError(f"{corpus}: missing; a BEIR folder needs corpus.jsonl")
-    qrels = load_qrels(dataset / "qrels" / "test.tsv")
-    return Judgments(dataset.name, corpus, load_queries(dataset / "queries.jsonl"), qrels)
+    qrels_path = dataset / "qrels" / "test.tsv"
+    qrels = load_qrels(qrels_path)
+    queries_path = dataset / "queries.jsonl"
+    judgments = Judgments(dataset.name, corpus, load_queries(queries_path), qrels)
+    if not judgments.judged:
+        raise RagkitError(
+            f"{dataset}: no query of {queries_path.name} ({len(judgments.queries)} queries) has "
+            f"a relevant document in qrels/test.tsv ({len(qrels)} judged query ids); "
+            "nothing to score"
+        )
+    unknown_queries = sorted(set(qrels) - judgments.queries.keys())
+    known = corpus_ids(corpus)
+    unknown_documents = sorted({d for judged in qrels.values() for d in judged} - known)
+    for what, ids, where in (
+        ("queries", unknown_queries, queries_path.name),
+        ("documents", unknown_documents, corpus.name),
+    ):
+        if ids:
+            log.warning(
+                "%s names %d %s that %s does not have (%s)",
+                qrels_path,
+                len(ids),
+                what,
+                where,
+                ", ".join(ids[:5]) + (", …" if len(ids) > 5 else ""),
+            )
+    return judgments
 
 
 def score(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 from pathlib import Path
 
@@ -8,10 +9,10 @@ import pytest
 from conftest import MODEL
 from typer.testing import CliRunner
 
-from ragkit import Index
+from ragkit import Index, RagkitError
 from ragkit.cli import app
 from ragkit.config import DEFAULT_MODEL
-from ragkit.evaluate import evaluate, mrr_at_k, ndcg_at_k, recall_at_k
+from ragkit.evaluate import evaluate, load_judgments, mrr_at_k, ndcg_at_k, recall_at_k
 from ragkit.paths import shared_data_dir
 
 SHARED = shared_data_dir() / "beir"
@@ -26,6 +27,40 @@ def test_metrics_by_hand() -> None:
     assert mrr_at_k(ranked, relevant) == 0.5
     assert recall_at_k(ranked, relevant, k=2) == 0.5
     assert ndcg_at_k(["a", "b"], relevant) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("qrels", "queries", "message"),
+    [
+        ("q1\td1\t1\n", None, r"test.tsv:1: the first line must be the header"),
+        ("query-id\tcorpus-id\tscore\nq1\td1\n", None, r"test.tsv:2: expected query-id"),
+        ("query-id\tcorpus-id\tscore\nq1\td1\tyes\n", None, r"test.tsv:2: score 'yes' is not"),
+        (None, '{"_id": "q1", "text": "water"}\n{"_id": "q2", "te\n', r"queries.jsonl:2: not JSON"),
+        (None, '{"_id": "q1"}\n', r"queries.jsonl:1: a query needs an \"_id\" and a \"text\""),
+        (None, "", r"no query of queries.jsonl \(0 queries\) has a relevant document"),
+    ],
+)
+def test_bad_judgment_files_name_the_file_and_line(
+    tiny_beir: Path, qrels: str | None, queries: str | None, message: str
+) -> None:
+    if qrels is not None:
+        (tiny_beir / "qrels" / "test.tsv").write_text(qrels, encoding="utf-8")
+    if queries is not None:
+        (tiny_beir / "queries.jsonl").write_text(queries, encoding="utf-8")
+    with pytest.raises(RagkitError, match=message):
+        load_judgments(tiny_beir)
+
+
+def test_judgments_of_unknown_ids_are_a_warning(
+    tiny_beir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with (tiny_beir / "qrels" / "test.tsv").open("a", encoding="utf-8") as qrels:
+        qrels.write("q1\tnosuchdoc\t1\nq99\td2\t1\n")
+    with caplog.at_level(logging.WARNING, logger="ragkit.evaluate"):
+        judgments = load_judgments(tiny_beir)
+    assert judgments.judged == ["q1", "q2"]
+    assert "names 1 documents that corpus.jsonl does not have (nosuchdoc)" in caplog.text
+    assert "names 1 queries that queries.jsonl does not have (q99)" in caplog.text
 
 
 def test_evaluate_tiny_beir_folder(tiny_beir: Path) -> None:
