@@ -15,6 +15,7 @@ from conftest import MODEL, ragkit
 
 import ragkit as package
 from ragkit import Index, RagkitError
+from ragkit.cli.output import read_text_file
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +92,17 @@ def test_pipes_get_whole_keys_and_errors_name_their_option(built: Path, tmp_path
     assert weights.returncode == 2 and "--chunk-weights 'SC=a'" in weights.stderr
     with Index.open(index) as opened, pytest.raises(RagkitError, match="language 'xx': not a"):
         opened.search("water", language="xx")
+
+
+def test_files_given_to_commands_read_as_ingest_reads_them(tmp_path: Path) -> None:
+    crlf = tmp_path / "crlf.txt"
+    crlf.write_bytes("\ufeffHello\r\nالسَّلام\r\n".encode())
+    assert read_text_file(crlf) == "Hello\r\nالسَّلام\r\n"  # BOM dropped, line ends kept
+    wide = tmp_path / "wide.txt"
+    wide.write_bytes("Hi".encode("utf-16"))
+    assert read_text_file(wide) == "Hi"
+    explained = ragkit("normalize", str(crlf), "--explain", "--lang", "ar")
+    assert explained.returncode == 0 and re.search(r"10-12 .*U\+06.*→ \(deleted\)", explained.stdout)
 
 
 def test_no_index_made_by_mistake(tmp_path: Path) -> None:

@@ -158,7 +158,9 @@ def fail(error: RagkitError) -> NoReturn:
 
 
 def read_text_file(path: Path) -> str:
-    """The UTF-8 text of the file at ``path``, or a :class:`RagkitError` naming it and why.
+    """The text of the file at ``path`` decoded as ingest decodes it (UTF-8 with or without a
+    BOM, or UTF-16 with one; line ends kept as written), so offsets match the spans a search
+    reports; or a :class:`RagkitError` naming it and why.
 
     Example:
         >>> read_text_file(Path("no such notes.txt"))
@@ -166,16 +168,18 @@ def read_text_file(path: Path) -> str:
         ...
         ragkit.errors.RagkitError: no such notes.txt: no such file (give a text file, or - to read standard input)
     """
+    from ragkit.documents.formats import decode_text
+
     try:
-        return path.read_text(encoding="utf-8")
+        return decode_text(path.read_bytes(), path)
     except FileNotFoundError as error:
         raise RagkitError(
             f"{path}: no such file (give a text file, or - to read standard input)"
         ) from error
     except IsADirectoryError as error:
         raise RagkitError(f"{path}: a folder, not a text file") from error
-    except (OSError, UnicodeDecodeError) as error:
-        raise RagkitError(f"{path}: cannot read as UTF-8 text ({error})") from error
+    except OSError as error:
+        raise RagkitError(f"{path}: cannot read ({error.strerror or error})") from error
 
 
 def option_error(error: ValidationError, options: dict[str, str] | None = None) -> RagkitError:
