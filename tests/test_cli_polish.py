@@ -102,7 +102,19 @@ def test_files_given_to_commands_read_as_ingest_reads_them(tmp_path: Path) -> No
     wide.write_bytes("Hi".encode("utf-16"))
     assert read_text_file(wide) == "Hi"
     explained = ragkit("normalize", str(crlf), "--explain", "--lang", "ar")
-    assert explained.returncode == 0 and re.search(r"10-12 .*U\+06.*→ \(deleted\)", explained.stdout)
+    assert explained.returncode == 0 and re.search(
+        r"10-12 .*U\+06.*→ \(deleted\)", explained.stdout
+    )
+
+
+def test_lexical_reads_latin_text_as_english(tmp_path: Path) -> None:
+    tweets = tmp_path / "tweets.txt"  # slang that language detection reads as Dutch
+    tweets.write_text(
+        "u r gr8 m8\nidk wat 2 do lol\nc u l8r\ngonna b l8 2 wrk 2moro\nikr dat was da best\n"
+    )
+    done = ragkit("normalize", str(tweets), "--lexical")
+    assert done.returncode == 0 and done.stdout.startswith("you are great m8\n"), done.stdout
+    assert "is read as 'en'" in done.stderr
 
 
 def test_no_index_made_by_mistake(tmp_path: Path) -> None:

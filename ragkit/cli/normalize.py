@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
-from ragkit.cli.output import console, fail, read_text_file
+from ragkit.cli.output import console, errors, fail, read_text_file
 from ragkit.errors import RagkitError
-from ragkit.normalize.detect import check_language
+from ragkit.normalize.detect import SCRIPT_LANGUAGES, check_language
 
 if TYPE_CHECKING:
     from ragkit.normalize.base import Normalized
+
+LATIN_LANGUAGES = frozenset(SCRIPT_LANGUAGES["Latn"])  # what --lexical reads as English
 
 
 def normalize_command(
@@ -62,6 +64,14 @@ def normalize_command(
         else:
             text = read_text_file(Path(source))
         language = lang or detect_language(text)
+        if lexical and lang is None and language != "en" and language in LATIN_LANGUAGES:
+            errors.print(
+                f"note: the text reads as {language!r}; --lexical normalizes English "
+                "social-media text, so it is read as 'en' (--lang sets the language)",
+                soft_wrap=True,
+                markup=False,
+            )
+            language = "en"
         result = normalize_document(
             text,
             language,
