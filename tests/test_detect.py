@@ -64,6 +64,9 @@ def test_long_latin_text_is_identified_statistically():
         ("هذا الكتاب", "ar"),
         ("این کتاب را", "fa"),
         ("پدر من آمد و کتاب‌ها را برد", "fa"),
+        ("سال ۱۴۰۲", "fa"),  # the digits ۰–۹: Arabic writes ٠–٩
+        ("خانهٔ من", "fa"),  # the ezafe as heh + hamza above
+        ("سنة ٢٠٢٣", "ar"),
         ("یہ کتاب ہے", "ur"),
         ("میں نے کہا", "ur"),
         ("ئەمە کتێبە", "ckb"),

@@ -104,11 +104,13 @@ Method = Literal["script", "letters", "words", "statistical", "default", "profil
 # The rules' version, recorded by each index (ragkit.store.language_rules), and the stored
 # languages each version may decide differently: 2 reads Korean and Thai by script (they were
 # "und") and Han text with kana as Japanese (it was "zh"); 3 reads Pashto (was "fa"), Sindhi
-# (was "ar") and Uyghur (was "ar" or "ckb") by their letters.
-RULES_VERSION = 3
+# (was "ar") and Uyghur (was "ar" or "ckb") by their letters; 4 reads the digits ۰–۹ and the
+# ezafe written as heh + hamza as Persian-script evidence (short Persian was "ar").
+RULES_VERSION = 4
 RULES_CHANGES: dict[int, frozenset[str]] = {
     2: frozenset({"und", "zh"}),
     3: frozenset({"ar", "fa", "ckb"}),
+    4: frozenset({"ar"}),
 }
 
 

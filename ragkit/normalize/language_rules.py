@@ -13,7 +13,8 @@ letters, and the signs only one orthography has carry the rest:
 
 ====  ===========================================================================
 ar    ة, ى at the end of a word, tanwin, and the ``ال`` prefix
-fa    پ چ ژ گ (shared with ur), ۀ, ZWNJ
+fa    پ چ ژ گ (shared with ur), ۀ (or ه + hamza above), ZWNJ; the digits ۰–۹ (shared
+      with ur, ps and sd: once per text, as Arabic writes ٠–٩)
 ur    ٹ ڈ ڑ ں ے ۓ
 ckb   ڕ ڵ ێ; ە ۆ (shared with ug), and ی where ە or ۆ is written
 ps    ټ ځ څ ډ ړ ږ ښ ګ ڼ ۍ; ې (shared with ug)
@@ -125,6 +126,8 @@ _LETTER_POINTS: dict[str, dict[str, float]] = {
     **_points("ۇۈۋڭ", ug=2),
 }
 _ALEF_MAKSURA = "\u0649"
+_HAMZA_ABOVE = "\u0654"
+_EXTENDED_DIGITS = frozenset("۰۱۲۳۴۵۶۷۸۹")  # U+06F0–U+06F9
 _ARTICLE = re.compile("^(?:[وفبك]?ال|لل)..")
 
 
@@ -172,8 +175,14 @@ def evidence_parts(text: str) -> tuple[dict[str, float], dict[str, float]]:
         if char == _ALEF_MAKSURA and text[index + 1 : index + 2].isalpha():
             letters["ug"] += 2  # Uyghur i; Arabic writes ى only at the end of a word
             continue
+        if char == _HAMZA_ABOVE and text[index - 1 : index] == "ه":
+            letters["fa"] += 1  # the Persian ezafe written as heh + hamza (دورهٔ), as ۀ
+            continue
         for code, points in _LETTER_POINTS.get(char, {}).items():
             letters[code] += points
+    if any(char in _EXTENDED_DIGITS for char in text):
+        for code in ("fa", "ur", "ps", "sd"):  # ۰–۹: Arabic writes ٠–٩ (or 0–9)
+            letters[code] += 0.5
     if any(char in _SORANI_UYGHUR for char in text):
         # Between the two languages that write ە ۆ, the yeh decides: Sorani writes ی, Uyghur ي.
         letters["ckb"] += 0.5 * text.count("\u06cc")
