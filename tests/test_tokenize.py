@@ -121,6 +121,8 @@ def test_build_and_report_on_a_user_corpus(tmp_path):
     assert "ragkit BPE normalized" in report.stdout
     missing = CliRunner().invoke(app, ["tokenizer", "report", "--dir", str(tmp_path / "none")])
     assert missing.exit_code == 2
+    other = CliRunner().invoke(app, ["tokenizer", "report", "--dir", str(tmp_path), "--lang", "ar"])
+    assert other.exit_code == 2 and "no model for 'ar'; models: en" in other.output
 
 
 def test_running_text_leaves_word_lists_out_even_with_a_debian_epoch():

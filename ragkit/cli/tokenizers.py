@@ -73,9 +73,15 @@ def tokenizer_report(
         models = json.loads(manifest_path.read_text())["models"]
     except (RagkitError, ValueError, KeyError) as error:
         fail(error if isinstance(error, RagkitError) else RagkitError(f"{manifest_path}: {error}"))
-    for language in lang or sorted(models):
+    for language in dict.fromkeys(lang) or sorted(models):  # each language once
         if language not in models:
-            fail(RagkitError(f"{manifest_path}: no model for {language!r}"))
+            hint = f"; {language} is cut by mul (--lang mul)" if "mul" in models else ""
+            fail(
+                RagkitError(
+                    f"{manifest_path}: no model for {language!r}{hint}; models: "
+                    f"{', '.join(sorted(models))}"
+                )
+            )
         entry = models[language]
         print_figures(
             f"{language} · vocab {entry['vocab_size']} · held-out "
