@@ -104,7 +104,7 @@ def _check_vectors(
     snapshot)."""
     dimension = int(db.execute("SELECT value FROM state WHERE key = 'dimension'").fetchone()[0])
     try:
-        index = vectors.load(folder, layout, "unreadable or missing")
+        index = vectors.load(folder, layout, "--repair rebuilds it from SQLite")
     except RagkitError as error:
         found.problems.append(str(error).replace(str(folder) + "/", "")[:200])
         return
@@ -115,7 +115,7 @@ def _check_vectors(
 def _check_derived(folder: Path, ids: np.ndarray, found: Diagnosis) -> None:
     sparse = folder / sparse_folder(found.generation)
     if not sparse.is_dir():
-        found.notes.append(f"{sparse.name}: absent (rebuilt from SQLite on the first search)")
+        found.notes.append(f"{sparse.name}: absent; the first search rebuilds it from SQLite")
         return
     try:
         sparse_ids = np.sort(SparseIndex.load(sparse).chunk_ids)
@@ -138,7 +138,10 @@ def _check_files(folder: Path, layout: vectors.Layout, found: Diagnosis) -> None
             f"committed {found.generation} (a crash before the manifest was rewritten)"
         )
         return
-    found.problems.extend(verify_checksums(folder, manifest))
+    reported = {problem.split(":", 1)[0] for problem in found.problems}
+    found.problems += [
+        p for p in verify_checksums(folder, manifest) if p.split(":")[0] not in reported
+    ]
     unlisted = [name for name in layout.files if name not in manifest["files"]]
     if unlisted:
         found.problems.append(f"{', '.join(unlisted)}: not listed in {MANIFEST_NAME}")

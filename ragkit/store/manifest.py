@@ -108,8 +108,10 @@ def _inside(folder: Path, name: str) -> bool:
 
 
 def verify_checksums(folder: Path, manifest: dict[str, Any]) -> list[str]:
-    """Problems found re-hashing the files the manifest lists (empty when all match)."""
+    """Problems found re-hashing the files the manifest lists (empty when all match); the
+    files of a missing folder (a BM25 index) are one problem."""
     problems: list[str] = []
+    gone: dict[str, int] = {}  # missing folder → how many listed files it held
     for name, expected in sorted(manifest["files"].items()):
         path = folder / name
         if not _inside(folder, name):
@@ -117,8 +119,14 @@ def verify_checksums(folder: Path, manifest: dict[str, Any]) -> list[str]:
                 f"{name!r}: {MANIFEST_NAME} names a file outside the index folder (not read); "
                 "`ragkit doctor --repair` rewrites it"
             )
+        elif "/" in name and not path.parent.is_dir():
+            gone[path.parent.name] = gone.get(path.parent.name, 0) + 1
         elif not path.is_file():
             problems.append(f"{name}: listed in {MANIFEST_NAME} but missing")
         elif file_sha256(path) != expected:
             problems.append(f"{name}: checksum differs from {MANIFEST_NAME} (file damaged)")
+    problems += [
+        f"{name}/: listed in {MANIFEST_NAME} ({count} files) but missing"
+        for name, count in gone.items()
+    ]
     return problems

@@ -199,6 +199,18 @@ def test_doctor_finds_a_damaged_missing_or_unlisted_segment(tmp_path: Path) -> N
     store.close()
 
 
+def test_doctor_reports_a_missing_file_once(tmp_path: Path) -> None:
+    folder = tmp_path / "idx"
+    store = _store(folder)
+    store.commit(_pending(range(10)))
+    store.close()
+    (folder / "vectors-1.faiss").unlink()
+    problems = diagnose(folder).problems
+    assert [p for p in problems if p.startswith("vectors-1.faiss")] == [
+        "vectors-1.faiss: missing for the committed generation; --repair rebuilds it from SQLite"
+    ]
+
+
 def test_a_damaged_segment_is_not_carried_by_the_next_commit(tmp_path: Path) -> None:
     folder = tmp_path / "idx"
     store = _store(folder)
