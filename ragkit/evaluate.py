@@ -220,11 +220,11 @@ def load_judgments(dataset: Path) -> Judgments:
     ):
         if ids:
             log.warning(
-                "%s names %d %s that %s does not have (%s)",
+                "%s judges %s that %s does not have: %d (%s)",
                 qrels_path,
-                len(ids),
                 what,
                 where,
+                len(ids),
                 ", ".join(ids[:5]) + (", …" if len(ids) > 5 else ""),
             )
     return judgments

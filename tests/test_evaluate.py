@@ -59,8 +59,8 @@ def test_judgments_of_unknown_ids_are_a_warning(
     with caplog.at_level(logging.WARNING, logger="ragkit.evaluate"):
         judgments = load_judgments(tiny_beir)
     assert judgments.judged == ["q1", "q2"]
-    assert "names 1 documents that corpus.jsonl does not have (nosuchdoc)" in caplog.text
-    assert "names 1 queries that queries.jsonl does not have (q99)" in caplog.text
+    assert "judges documents that corpus.jsonl does not have: 1 (nosuchdoc)" in caplog.text
+    assert "judges queries that queries.jsonl does not have: 1 (q99)" in caplog.text
 
 
 def test_evaluate_tiny_beir_folder(tiny_beir: Path) -> None:

@@ -116,7 +116,7 @@ def test_a_renamed_file_keeps_its_chunks_and_vectors(
 def test_ls_and_rm_take_the_path_as_typed(tmp_path: Path, docs: Path, index: Path) -> None:
     _ragkit("ingest", "docs", "--index", str(index), cwd=tmp_path)
     listed = _ragkit("ls", "--index", str(index), "--glob", "a.txt", cwd=docs)
-    assert "1 documents" in listed.stdout
+    assert "1 document\n" in listed.stdout
     _ragkit("rm", "--index", str(index), "docs/a.txt", cwd=tmp_path)
     _ragkit("rm", "--index", str(index), str(docs / "b.txt"), cwd=tmp_path)
     _ragkit("rm", "--index", str(index), "../docs/records.jsonl", cwd=docs)

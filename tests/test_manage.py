@@ -67,7 +67,7 @@ def test_ls_rm_export_cli(built: Path, corpus: Path) -> None:
 
     removed = ragkit("rm", "--index", str(built), str(corpus / "prayer.txt"))
     assert removed.returncode == 0, removed.stderr
-    assert "1 documents removed" in removed.stdout
+    assert "1 document removed" in removed.stdout
 
     missing = ragkit("rm", "--index", str(built), "no/such/*")
     assert missing.returncode == 2 and "no document matches 'no/such/*'" in missing.stderr

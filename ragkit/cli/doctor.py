@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from ragkit.cli.output import console, fail, plain
+from ragkit.cli.output import console, counted, fail, plain
 from ragkit.errors import RagkitError
 
 
@@ -34,7 +34,7 @@ def doctor(
             redone = Index.open(index).reanalyze()
             changes = ", ".join(f"{k} {v}" for k, v in redone.languages.items()) or "none"
             console.print(
-                f"re-analyzed {redone.documents} documents · {redone.changed} changed · "
+                f"re-analyzed {counted(redone.documents, 'document')} · {redone.changed} changed · "
                 f"languages changed: {changes} · chunks re-embedded {redone.chunks_reembedded} "
                 f"· generation {redone.generation}",
                 soft_wrap=True,

@@ -15,7 +15,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ragkit.cli.output import console, fail, plain
+from ragkit.cli.output import console, counted, fail, plain
 from ragkit.errors import RagkitError
 
 
@@ -47,7 +47,7 @@ def ls(
             plain(entry.title),
         )
     console.print(table)
-    console.print(f"{len(entries)} documents")
+    console.print(counted(len(entries), "document"))
 
 
 def rm(
@@ -71,7 +71,7 @@ def rm(
         fail(error)
     for key in removed:
         console.print(plain(f"removed {key}"), soft_wrap=True)
-    console.print(f"{len(removed)} documents removed · generation {generation}")
+    console.print(f"{counted(len(removed), 'document')} removed · generation {generation}")
 
 
 def export(
@@ -91,4 +91,6 @@ def export(
     except RagkitError as error:
         fail(error)
     if output is not None:
-        console.print(f"{written} chunks written to {output}", soft_wrap=True, markup=False)
+        console.print(
+            f"{counted(written, 'chunk')} written to {output}", soft_wrap=True, markup=False
+        )

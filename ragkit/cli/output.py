@@ -68,6 +68,16 @@ def printable(text: str) -> str:
     return _CONTROLS_AND_BREAKS.sub(_escape, text)
 
 
+def counted(number: int, noun: str) -> str:
+    """``number`` with ``noun`` in the singular or the plural (an added ``s``).
+
+    Example:
+        >>> counted(1, "document"), counted(3, "chunk"), counted(0, "document")
+        ('1 document', '3 chunks', '0 documents')
+    """
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def plain(text: str) -> Text:
     """``text`` as a printable cell or line: escaped (:func:`printable`), never read as markup
     (a document id like ``[/]`` prints as it is)."""
@@ -198,7 +208,7 @@ def print_ingest_report(report: IngestReport, strict: bool = False) -> None:
         console.print("embedding model:", plain(report.model_choice), soft_wrap=True)
     if report.languages_from_collection:
         console.print(
-            f"{report.languages_from_collection} documents too short to tell their language "
+            f"{counted(report.languages_from_collection, 'document')} too short to tell their language "
             "took the collection's",
             soft_wrap=True,
         )
