@@ -84,6 +84,9 @@ def plain(text: str) -> Text:
     return Text(printable(text))
 
 
+UNCUT_WIDTH = 4096  # columns of a console that is not a terminal (and no COLUMNS is set)
+
+
 class SafeConsole(Console):
     """A rich console that shows control characters in every string it prints as escapes
     (line breaks and tabs of ragkit's own messages stay): whatever reaches it cannot clear the
@@ -105,9 +108,6 @@ class SafeConsole(Console):
     @size.setter
     def size(self, new_size: tuple[int, int]) -> None:
         Console.size.fset(self, new_size)  # type: ignore[attr-defined]
-
-
-UNCUT_WIDTH = 4096
 
 
 console = SafeConsole()
@@ -207,9 +207,9 @@ def print_ingest_report(report: IngestReport, strict: bool = False) -> None:
     if report.model_choice:
         console.print("embedding model:", plain(report.model_choice), soft_wrap=True)
     if report.languages_from_collection:
+        too_short = counted(report.languages_from_collection, "document")
         console.print(
-            f"{counted(report.languages_from_collection, 'document')} too short to tell their language "
-            "took the collection's",
+            f"{too_short} too short to tell their language took the collection's",
             soft_wrap=True,
         )
     renamed = f"renamed {report.documents_renamed} · " if report.documents_renamed else ""

@@ -31,6 +31,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from ragkit.documents.discovery import document_key
+from ragkit.store.filters import path_glob
 from ragkit.store.store import Store
 
 _GLOB_CHARACTERS = frozenset("*?[")
@@ -83,7 +84,10 @@ def _where(pattern: str) -> tuple[str, tuple[str, ...]]:
     if is_glob(pattern):
         if pattern.startswith(("./", "../")):  # from the current folder, as typed
             pattern = document_key(pattern)
-        return "(path_match(?, d.key) OR path_match(?, d.source))", (pattern, pattern)
+        (on_key, key_values), (on_source, source_values) = (
+            path_glob(column, pattern) for column in ("d.key", "d.source")
+        )
+        return f"({on_key} OR {on_source})", (*key_values, *source_values)
     tried = patterns_for(pattern)
     clause = " OR ".join("d.key = ? OR d.source = ?" for _ in tried)
     return f"({clause})", tuple(p for p in tried for _ in range(2))

@@ -111,7 +111,7 @@ def _match(key: str, value: Scalar) -> tuple[str, list[Any]]:
     if key == "language":
         return "d.language = ?", [value]
     if key == "source":
-        return "(d.source GLOB ? AND path_match(?, d.source))", [_sql_glob(value), value]
+        return path_glob("d.source", str(value))
     key = key.removeprefix(METADATA_PREFIX)
     kinds, parameters = _value_kinds(value)
     condition = " OR ".join(kinds)
@@ -137,6 +137,17 @@ def _value_kinds(value: Scalar) -> tuple[list[str], list[Any]]:
     elif value in ("true", "false", "null"):
         kinds.append(f"m.type = '{value}'")
     return kinds, parameters
+
+
+def path_glob(column: str, pattern: str) -> tuple[str, list[Any]]:
+    """The SQL condition that ``column`` matches the glob ``pattern`` (:func:`path_match`),
+    with a SQLite GLOB as a cheap first pass, and its parameters.
+
+    Example:
+        >>> path_glob("d.key", "docs/*.md")
+        ('(d.key GLOB ? AND path_match(?, d.key))', ['*docs/*.md', 'docs/*.md'])
+    """
+    return f"({column} GLOB ? AND path_match(?, {column}))", [_sql_glob(pattern), pattern]
 
 
 def _sql_glob(pattern: Scalar) -> str:

@@ -36,7 +36,7 @@ def after_commit(recorded: int | None, had_documents: bool, now: int = RULES_VER
     """The version to record after a commit that decided its new documents by ``now``.
 
     Example:
-        >>> after_commit(None, had_documents=False), after_commit(None, had_documents=True)
+        >>> after_commit(None, False, now=3), after_commit(None, True, now=3)
         (3, 0)
         >>> after_commit(2, had_documents=True)
         2
