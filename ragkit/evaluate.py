@@ -74,29 +74,30 @@ def load_qrels(path: Path) -> dict[str, dict[str, int]]:
     qrels: dict[str, dict[str, int]] = {}
     with path.open(encoding="utf-8-sig", newline="") as handle:
         rows = csv.reader(handle, delimiter="\t")
-        header = tuple(next(rows, ()))
-        if header[:3] != QRELS_HEADER:
+        header = [cell.strip() for cell in next(rows, [])]
+        if not set(QRELS_HEADER) <= set(header):
             raise RagkitError(
                 f"{path}:1: the first line must be the header {chr(9).join(QRELS_HEADER)!r} "
                 f"(tab-separated), not {chr(9).join(header)!r}"
             )
+        query, document, score = (header.index(name) for name in QRELS_HEADER)
         for row in rows:
             if not any(cell.strip() for cell in row):
                 continue
             line = rows.line_num
-            if len(row) < 3:
+            if len(row) < len(header):
                 raise RagkitError(
                     f"{path}:{line}: expected query-id, corpus-id and score separated by tabs, "
                     f"found {len(row)} field(s)"
                 )
             try:
-                grade = int(row[2])
+                grade = int(row[score])
             except ValueError:
                 raise RagkitError(
-                    f"{path}:{line}: score {row[2]!r} is not a whole number"
+                    f"{path}:{line}: score {row[score]!r} is not a whole number"
                 ) from None
             if grade > 0:
-                qrels.setdefault(row[0], {})[row[1]] = grade
+                qrels.setdefault(row[query], {})[row[document]] = grade
     return qrels
 
 
