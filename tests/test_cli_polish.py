@@ -115,6 +115,10 @@ def test_lexical_reads_latin_text_as_english(tmp_path: Path) -> None:
     done = ragkit("normalize", str(tweets), "--lexical")
     assert done.returncode == 0 and done.stdout.startswith("you are great m8\n"), done.stdout
     assert "is read as 'en'" in done.stderr
+    explained = ragkit("normalize", str(tweets), "--lexical", "--explain")
+    assert re.search(r"4-7\s+│ gr8\s+│ great\s+│", explained.stdout), (
+        explained.stdout
+    )  # a word a row
 
 
 def test_no_index_made_by_mistake(tmp_path: Path) -> None:

@@ -82,18 +82,19 @@ def normalize_command(
     except RagkitError as error:
         fail(error)
     if explain:
-        print_changes(text, result, language)
+        print_changes(text, result, language, by_word=lexical)
     if terms:
         print_terms(result.text, language)
     if not (explain or terms):
         typer.echo(result.text, nl=not result.text.endswith("\n"))
 
 
-def print_changes(text: str, result: Normalized, language: str) -> None:
-    """Every change normalization made to ``text``, with offsets and code points."""
-    from ragkit.normalize.base import changes
+def print_changes(text: str, result: Normalized, language: str, by_word: bool = False) -> None:
+    """Every change normalization made to ``text``, with offsets and code points; with
+    ``by_word`` (lexical normalization rewrites words), each changed word as one row."""
+    from ragkit.normalize.base import changes, word_changes
 
-    found = changes(text, result)
+    found = (word_changes if by_word else changes)(text, result)
     if not found:
         console.print(f"language: {language} · no changes: ragkit matches on the text as given")
         return

@@ -163,6 +163,32 @@ def changes(original: str, normalized: Normalized) -> list[Change]:
     return found
 
 
+def word_changes(original: str, normalized: Normalized) -> list[Change]:
+    """:func:`changes` widened to the whitespace-separated words they touch, so a word
+    rewritten as a whole reads as one change (``gr8`` → ``great``, not ``8`` → ``eat``).
+
+    Example:
+        >>> out = CharMap({"8": "eat"})("gr8 m8")
+        >>> [(c.start, c.before, c.after) for c in changes("gr8 m8", out)]
+        [(2, '8', 'eat'), (5, '8', 'eat')]
+        >>> [(c.start, c.before, c.after) for c in word_changes("gr8 m8", out)]
+        [(0, 'gr8', 'great'), (4, 'm8', 'meat')]
+    """
+    bounds = np.searchsorted(normalized.offsets, np.arange(len(original) + 1), side="left")
+    found: list[Change] = []
+    for change in changes(original, normalized):
+        start, end = change.start, change.end
+        while start > 0 and not original[start - 1].isspace():
+            start -= 1
+        while end < len(original) and not original[end].isspace():
+            end += 1
+        if found and start <= found[-1].end:
+            start = found.pop().start
+        after = normalized.text[bounds[start] : bounds[end]]
+        found.append(Change(start, end, original[start:end], after))
+    return found
+
+
 class Step(ABC):
     """One normalization step. ``apply`` works on plain text; ``__call__`` composes offsets."""
 
