@@ -403,7 +403,7 @@ class Index:
         self._follow_model()
         check_query(query)
         if language is not None:
-            check_language(language, "language")
+            language = check_language(language, "language")
         if rerank:
             depth = max(k, self.settings.rerank_depth)
             candidates = self.search(query, depth, mode, filters, fusion, language=language)

@@ -92,6 +92,10 @@ def test_pipes_get_whole_keys_and_errors_name_their_option(built: Path, tmp_path
     assert weights.returncode == 2 and "--chunk-weights 'SC=a'" in weights.stderr
     with Index.open(index) as opened, pytest.raises(RagkitError, match="language 'xx': not a"):
         opened.search("water", language="xx")
+    with Index.open(index) as opened:
+        assert opened.search("water", language="EN")  # a code in capitals is the same code
+    upper = ragkit("normalize", str(built / "prayer.txt"), "--lang", "AR")
+    assert upper.returncode == 0 and upper.stdout.startswith("انما"), upper.stderr
 
 
 def test_files_given_to_commands_read_as_ingest_reads_them(tmp_path: Path) -> None:

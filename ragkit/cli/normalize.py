@@ -52,7 +52,7 @@ def normalize_command(
 
     try:
         if lang is not None:
-            check_language(lang)
+            lang = check_language(lang)
         if mode not in GEEZ_MODES:
             raise RagkitError(f"--mode {mode!r}: use one of {', '.join(GEEZ_MODES)}")
         if orthography not in ORTHOGRAPHIES:

@@ -68,7 +68,7 @@ def query(
     try:
         check_query(text)
         if lang is not None:
-            check_language(lang)
+            lang = check_language(lang)
         filters: dict[str, list[Any]] = {}
         for item in where:
             key, values = parse_filter(item)

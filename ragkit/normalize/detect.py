@@ -237,22 +237,25 @@ def known_languages() -> frozenset[str]:
     return _OWN_LANGUAGES | candidates | _py3langid_labels()
 
 
-def check_language(code: str, option: str = "--lang") -> None:
-    """Refuse a language code ragkit does not know (:func:`known_languages`); ``option``
-    names where it came from (a CLI option, a request field) in the message.
+def check_language(code: str, option: str = "--lang") -> str:
+    """``code`` in lower case (``AR`` is ``ar``), or a :class:`RagkitError` for a language
+    ragkit does not know (:func:`known_languages`); ``option`` names where it came from (a CLI
+    option, a request field) in the message.
 
     Example:
-        >>> check_language("ar")
+        >>> check_language("ar"), check_language("CKB")
+        ('ar', 'ckb')
         >>> check_language("xx")
         Traceback (most recent call last):
         ...
         ragkit.errors.RagkitError: --lang 'xx': not a language ragkit knows; use an ISO 639 code such as en, ar, fa, ur, ckb, am, ti
     """
-    if code not in known_languages():
+    if code.strip().lower() not in known_languages():
         raise RagkitError(
             f"{option} {code!r}: not a language ragkit knows; use an ISO 639 code such as "
             "en, ar, fa, ur, ckb, am, ti"
         )
+    return code.strip().lower()
 
 
 def _ordered(allowed: Collection[str]) -> list[str]:

@@ -57,7 +57,7 @@ class SearchRequest(BaseModel):
     def _known_language(cls, language: str | None) -> str | None:
         if language is not None:
             try:
-                check_language(language, "language")
+                return check_language(language, "language")
             except RagkitError as error:
                 raise ValueError(str(error)) from None
         return language
