@@ -56,7 +56,8 @@ from ragkit.paths import file_sha256
 from ragkit.pipeline import DocumentChunker, IngestReport, PreparedDocument, chunk_embed, prepare
 from ragkit.pipeline import load as load_file
 from ragkit.pipeline.ingest import EncoderSource
-from ragkit.store import PendingDocument, Store
+from ragkit.store import IndexStore, PendingDocument
+from ragkit.store.address import default_name, is_milvus
 
 LOAD_RETRIES = 2
 
@@ -152,7 +153,7 @@ def embed(texts: list[str], model: str, batch_size: int) -> np.ndarray:
 
 
 @task(name="commit", cache_policy=NO_CACHE)
-def commit(store: Store, pending: list[PendingDocument]) -> int:
+def commit(store: IndexStore, pending: list[PendingDocument]) -> int:
     """Commit one batch of documents as a new generation (called in the flow's process)."""
     return store.commit(pending)
 
@@ -246,7 +247,7 @@ class PrefectStages:
         self.stats.chunks_embedded += len(texts)
         return np.concatenate(vectors).astype(np.float32)
 
-    def commit(self, store: Store, pending: list[PendingDocument]) -> int:
+    def commit(self, store: IndexStore, pending: list[PendingDocument]) -> int:
         # quote(): Prefect passes both through as they are, without walking them for futures
         return commit(quote(store), quote(pending))  # type: ignore[call-overload]
 
@@ -364,7 +365,7 @@ def run_ingest(
 
 
 def serve_ingest(
-    index: Path,
+    index: str | Path,
     watch: list[Path],
     cron: str = "0 2 * * *",
     name: str | None = None,
@@ -399,11 +400,11 @@ def serve_ingest(
         raise RagkitError(f"--watch {', '.join(missing)}: no such file or folder")
     parameters = {
         "paths": [document_key(w) for w in watch],  # as document keys: links kept
-        "index": str(index.resolve()),
+        "index": index if is_milvus(index) else str(Path(index).resolve()),
         "prune": prune,
         "model": model,
         **(files or {}),
     }
     ingest_flow.serve(
-        name=name or f"ragkit-{index.resolve().name}", cron=cron, parameters=parameters
+        name=name or f"ragkit-{default_name(str(index))}", cron=cron, parameters=parameters
     )

@@ -267,7 +267,7 @@ def score(
 def evaluate(
     dataset: Path,
     model: str = DEFAULT_MODEL,
-    index_dir: Path | None = None,
+    index_dir: str | Path | None = None,
     modes: Sequence[SearchMode] = ("dense",),
     fusion: FusionMethod | None = None,
     progress: ProgressCallback | None = None,
@@ -278,7 +278,7 @@ def evaluate(
 
     All modes search the same index, built once with ``settings`` (e.g. ``chunker="fixed"``;
     ``index_dir`` keeps it for a later run, which then re-embeds nothing and refuses other
-    settings). ``fusion`` overrides the index's hybrid fusion for this evaluation.
+    settings; a folder or a Milvus address, :mod:`ragkit.store.address`). ``fusion`` overrides the index's hybrid fusion for this evaluation.
     ``progress`` follows the ingest (:data:`ragkit.pipeline.ProgressCallback`) and the queries.
     """
     judgments = load_judgments(dataset)

@@ -46,17 +46,11 @@ from ragkit.pipeline.reanalyze import ReanalyzeReport, reanalyze
 from ragkit.pipeline.stages import embeds_normalized
 from ragkit.search.fusion import SEARCH_MODES, FusionMethod, Ranking, SearchMode, fuse
 from ragkit.search.query import check_query
-from ragkit.store import DB_NAME, IndexExistsError, Store
-from ragkit.store.catalog import (
-    EXPORT_FORMATS,
-    DocumentEntry,
-    chunk_records,
-    list_documents,
-    select_keys,
-    write_jsonl,
-)
+from ragkit.store import DocumentEntry, IndexExistsError, IndexStore
+from ragkit.store.address import Location, create_store, display, index_exists, open_store
+from ragkit.store.catalog import EXPORT_FORMATS, select_keys, write_jsonl
 from ragkit.store.consistent import one_generation
-from ragkit.store.lock import WriteLock
+from ragkit.store.milvus.address import is_milvus
 from ragkit.store.tokenizers import stale_message
 
 if TYPE_CHECKING:
@@ -116,12 +110,14 @@ class IndexInfo:
 
 
 def _with_file_settings(
-    folder: Path, config: str | Path | None, model: str | None, settings: dict[str, Any]
+    location: Location, config: str | Path | None, model: str | None, settings: dict[str, Any]
 ) -> tuple[str | None, dict[str, Any], dict[str, Path]]:
     """``model`` and ``settings`` completed from the settings file (``config``, else the
-    folder's ``ragkit.toml`` when present); the third item maps each setting taken from the
-    file to the file."""
-    path = Path(config) if config is not None else folder / CONFIG_NAME
+    index folder's ``ragkit.toml`` when present; a Milvus index has no folder); the third
+    item maps each setting taken from the file to the file."""
+    if config is None and is_milvus(location):
+        return model, settings, {}
+    path = Path(config) if config is not None else Path(location) / CONFIG_NAME
     if config is None and not path.is_file():
         return model, settings, {}
     from_file = {k: v for k, v in read_settings_file(path).items() if k not in settings}
@@ -132,7 +128,8 @@ def _with_file_settings(
 
 
 class Index:
-    """A ragkit index folder: SQLite + FAISS + BM25, with the encoder it was built with.
+    """A ragkit index — a folder (SQLite + FAISS + BM25) or a Milvus collection
+    (:mod:`ragkit.store.address`) — with the encoder it was built with.
 
     Open or create one with :meth:`open` (a context manager: ``with Index.open(...)``), add
     files with :meth:`ingest`, query with :meth:`search`, look inside with :meth:`info`,
@@ -144,7 +141,7 @@ class Index:
         ...     hits = index.search("boiling point of water", k=3)
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: IndexStore) -> None:
         self.store = store
         self.settings = store.settings
         self._encoder: Encoder | None = None
@@ -154,13 +151,17 @@ class Index:
     @classmethod
     def open(
         cls,
-        path: str | Path,
+        path: Location,
         create: bool = False,
         model: str | None = None,
         config: str | Path | None = None,
         **settings: Any,
     ) -> Index:
         """Open the index at ``path``; with ``create=True`` make it when it does not exist.
+
+        ``path`` is a folder, ``milvus://HOST:PORT/COLLECTION`` (a Milvus server; its token
+        from ``MILVUS_TOKEN``) or ``milvus-lite:///ABSOLUTE/PATH.db[?collection=NAME]`` (an
+        embedded Milvus Lite file).
 
         ``settings`` of a new index are stored with it. For an existing index they must match
         the stored ones, except the reranking settings (``RERANK_SETTINGS``: ``reranker``,
@@ -172,21 +173,23 @@ class Index:
         in the index folder when it exists (:mod:`ragkit.config`); the same rules apply to
         them.
         """
-        folder = Path(path)
+        location = path if is_milvus(path) else Path(path)
+        folder = display(location)
         unknown = sorted(set(settings) - set(Settings.model_fields))
         if unknown:
             raise RagkitError(
                 f"Index.open: unknown setting(s) {', '.join(unknown)}; the settings are "
                 f"{', '.join(Settings.model_fields)}"
             )
-        if not create and not (folder / DB_NAME).exists():
+        exists = index_exists(location)
+        if not create and not exists:
             raise RagkitError(
                 f"{folder}: no ragkit index here; create one with "
                 f"Index.open({str(folder)!r}, create=True) or `ragkit ingest PATH --index "
                 f"{folder}`"
             )
-        model, settings, filed = _with_file_settings(folder, config, model, settings)
-        if create and not (folder / DB_NAME).exists():
+        model, settings, filed = _with_file_settings(location, config, model, settings)
+        if create and not exists:
             chosen = Settings.model_validate(
                 ({"embedding_model": model} if model else {}) | settings
             )
@@ -195,13 +198,13 @@ class Index:
                 encoder = Encoder(chosen.embedding_model, chosen.embed_batch_size)
             dimension = encoder.dimension if encoder else AUTO_DIMENSION
             try:
-                index = cls(Store.create(folder, chosen, dimension))
+                index = cls(create_store(location, chosen, dimension))
             except IndexExistsError:  # another process created it meanwhile: open it below
                 pass
             else:
                 index._encoder = encoder
                 return index
-        index = cls(Store.open(folder))
+        index = cls(open_store(location))
         if model and model not in (AUTO_MODEL, index.settings.embedding_model):
             raise RagkitError(
                 f"{folder}: built with {index.settings.embedding_model!r}, not {model!r}; "
@@ -255,7 +258,7 @@ class Index:
         if self._encoder is None:
             if self.settings.embedding_model == AUTO_MODEL:
                 raise RagkitError(
-                    f"{self.store.folder}: no embedding model yet; model 'auto' is chosen from "
+                    f"{self.store.location}: no embedding model yet; model 'auto' is chosen from "
                     "the documents of the first ingest"
                 )
             self._encoder = Encoder(self.settings.embedding_model, self.settings.embed_batch_size)
@@ -291,10 +294,8 @@ class Index:
         if stages is not None and loading != LoadOptions():
             raise RagkitError("Index.ingest: give include/exclude/text_field to the stages")
         self._stages.loading = loading
-        with WriteLock(self.store.folder, wait):
-            self.store.refresh()  # another writer may have committed while this one waited
+        with self.store.writing(wait):
             self._follow_model()
-            self.store.remove_stale_files()
             run = Ingest(self.store, self.settings, stages or self._stages, self._encoder)
             try:
                 report = run.run([Path(p) for p in paths], prune, progress)
@@ -325,9 +326,7 @@ class Index:
             return ReanalyzeReport(generation=self.store.generation)  # nothing ingested yet
         today = Settings().model_dump(include=set(ANALYSIS_SETTINGS))
         settings = self.settings.model_copy(update=today)
-        with WriteLock(self.store.folder, wait):
-            self.store.refresh()
-            self.store.remove_stale_files()
+        with self.store.writing(wait):
             report = reanalyze(self.store, settings, lambda: self.encoder)
             self.store.replace_settings(settings)
         self.settings = settings
@@ -362,7 +361,7 @@ class Index:
         record = self.store.chunking(self.stored_key(key))
         if record is None:
             raise RagkitError(
-                f"{self.store.folder}: no document {key!r} (keys are absolute file paths, plus "
+                f"{self.store.location}: no document {key!r} (keys are absolute file paths, plus "
                 "'#id' for records; `ragkit ls` lists them)"
             )
         return record
@@ -463,7 +462,7 @@ class Index:
         effective settings (reranking overrides of this handle included)."""
         counts = self.store.counts()
         return IndexInfo(
-            path=str(self.store.folder),
+            path=str(self.store.location),
             generation=self.store.generation,
             embedding_model=self.settings.embedding_model,
             dimension=self.store.dimension,
@@ -484,7 +483,7 @@ class Index:
             ['examples/en/water.md']
         """
         self.store.refresh()
-        return list_documents(self.store, glob)
+        return self.store.list_documents(glob)
 
     def delete(self, patterns: str | Iterable[str], wait: bool | float = True) -> list[str]:
         """Remove every document whose key or source matches one of ``patterns`` (keys, or
@@ -501,14 +500,12 @@ class Index:
         wanted = [patterns] if isinstance(patterns, str) else list(patterns)
         if not wanted:
             raise RagkitError("Index.delete: give at least one document key or glob")
-        with WriteLock(self.store.folder, wait):
-            self.store.refresh()
-            self.store.remove_stale_files()
+        with self.store.writing(wait):
             matched = select_keys(self.store, wanted)
             unmatched = [pattern for pattern, keys in matched.items() if not keys]
             if unmatched:
                 raise RagkitError(
-                    f"{self.store.folder}: no document matches {', '.join(map(repr, unmatched))}"
+                    f"{self.store.location}: no document matches {', '.join(map(repr, unmatched))}"
                     "; nothing removed (Index.documents() or `ragkit ls` lists the keys)"
                 )
             keys = list(dict.fromkeys(key for found in matched.values() for key in found))
@@ -523,7 +520,7 @@ class Index:
         open text stream) and return how many: text, ``start``/``end`` offsets into the
         original document, the document's key, source, title, language, script and metadata,
         the chunker, and with ``vectors`` the embedding
-        (:func:`ragkit.store.catalog.chunk_records`).
+        (:meth:`ragkit.store.IndexStore.chunk_records`).
 
         Example:
             >>> Index.open("my-index").export("chunks.jsonl", vectors=True)  # doctest: +SKIP
@@ -535,7 +532,7 @@ class Index:
                 "object per chunk per line)"
             )
         self.store.refresh()
-        records = chunk_records(self.store, vectors)
+        records = self.store.chunk_records(vectors)
         if not isinstance(destination, str | Path):
             return write_jsonl(records, destination)
         try:

@@ -1,4 +1,5 @@
-"""``ragkit doctor``: verify an index folder, and repair what SQLite can rebuild.
+"""``ragkit doctor``: verify an index, and repair what can be rebuilt (a folder's FAISS and
+BM25 from SQLite; a Milvus index's hidden rows of unfinished writes).
 
 Example:
     $ ragkit doctor --index my-index --repair
@@ -6,16 +7,15 @@ Example:
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
+from ragkit.cli.options import INDEX
 from ragkit.cli.output import console, counted, fail, plain
 from ragkit.errors import RagkitError
 
 
 def doctor(
-    index: Path = typer.Option(..., "--index", help="Index folder."),
+    index: str = INDEX,
     fix: bool = typer.Option(False, "--repair", help="Rebuild FAISS and BM25 from SQLite."),
     again: bool = typer.Option(
         False,
@@ -26,7 +26,7 @@ def doctor(
 ) -> None:
     """Verify checksums and SQLite ↔ FAISS ↔ BM25 consistency. Exit 1 when problems remain."""
     from ragkit.index import Index
-    from ragkit.store.doctor import diagnose, repair
+    from ragkit.store.address import diagnose, repair
 
     try:
         found = repair(index) if fix else diagnose(index)

@@ -28,8 +28,11 @@ def eval_command(
     mode: list[str] = typer.Option(
         ["dense"], "--mode", help="dense | sparse | hybrid | all (repeatable)."
     ),
-    keep_index: Path | None = typer.Option(
-        None, "--keep-index", help="Build (or reuse) the index in this folder."
+    keep_index: str | None = typer.Option(
+        None,
+        "--keep-index",
+        metavar="INDEX",
+        help="Build (or reuse) the index here: a folder, milvus://… or milvus-lite://….",
     ),
     chunker: str | None = typer.Option(
         None, "--chunker", help="Build the index with one chunker instead of adaptive."

@@ -28,6 +28,7 @@ from ragkit.cli.ingest import (
     TEXT_FIELD,
     new_index_settings,
 )
+from ragkit.cli.options import NEW_INDEX
 from ragkit.cli.output import fail, print_eval_reports, print_ingest_report
 from ragkit.errors import RagkitError
 
@@ -46,7 +47,7 @@ ADDRESS_HELP = "Dask scheduler, e.g. tcp://10.0.0.5:8786 (default: a new LocalCl
 @run_app.command("ingest")
 def run_ingest(
     paths: list[Path] = typer.Argument(..., help="Files or folders to ingest (recursively)."),
-    index: Path = typer.Option(..., "--index", help="Index folder (created if missing)."),
+    index: str = NEW_INDEX,
     model: str | None = typer.Option(None, "--model", help="Embedding model for a new index."),
     prune: bool = typer.Option(False, "--prune", help="Remove documents whose files are gone."),
     runner: str = typer.Option("local", "--runner", help=RUNNER_HELP),
@@ -90,7 +91,9 @@ def run_evaluate(
     dataset: Path = typer.Argument(..., help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/."),
     model: str | None = typer.Option(None, "--model", help="Embedding model."),
     mode: list[str] = typer.Option(["dense"], "--mode", help="dense | sparse | hybrid | all."),
-    keep_index: Path | None = typer.Option(None, "--keep-index", help="Keep the index here."),
+    keep_index: str | None = typer.Option(
+        None, "--keep-index", metavar="INDEX", help="Keep the index here (folder or Milvus)."
+    ),
 ) -> None:
     """Run the evaluation flow once: ingest (as a subflow), score each mode, publish a table."""
     from ragkit.cli.evaluate import search_modes
@@ -102,7 +105,7 @@ def run_evaluate(
             dataset=str(dataset),
             model=model,
             modes=search_modes(mode),
-            index=str(keep_index) if keep_index else None,
+            index=keep_index,
         )
     except RagkitError as error:
         fail(error)
@@ -111,7 +114,7 @@ def run_evaluate(
 
 @flows_app.command("serve")
 def serve(
-    index: Path = typer.Option(..., "--index", help="Index folder (created if missing)."),
+    index: str = NEW_INDEX,
     watch: list[Path] = typer.Option(..., "--watch", help="Folder(s) to re-ingest (repeatable)."),
     cron: str = typer.Option("0 2 * * *", "--cron", help="When to run (cron, server time zone)."),
     name: str | None = typer.Option(None, "--name", help="Deployment name (default: index name)."),

@@ -14,6 +14,7 @@ from typing import Any
 
 import typer
 
+from ragkit.cli.options import NEW_INDEX
 from ragkit.cli.output import (
     errors,
     fail,
@@ -95,7 +96,7 @@ def new_index_settings(
 
 def ingest(
     paths: list[Path] = typer.Argument(..., help="Files or folders to ingest (recursively)."),
-    index: Path = typer.Option(..., "--index", help="Index folder (created if missing)."),
+    index: str = NEW_INDEX,
     model: str | None = typer.Option(None, "--model", help="Embedding model for a new index."),
     prune: bool = typer.Option(False, "--prune", help="Remove documents whose files are gone."),
     normalization: str | None = NORMALIZATION,

@@ -15,12 +15,13 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from ragkit.cli.options import INDEX
 from ragkit.cli.output import console, counted, fail, plain
 from ragkit.errors import RagkitError
 
 
 def ls(
-    index: Path = typer.Option(..., "--index", help="Index folder."),
+    index: str = INDEX,
     glob: str | None = typer.Option(
         None, "--glob", help="Only documents whose key or source matches, e.g. 'docs/*.md'."
     ),
@@ -54,7 +55,7 @@ def rm(
     patterns: list[str] = typer.Argument(
         ..., help="Document keys or sources, or globs such as 'docs/*.md' (quote them)."
     ),
-    index: Path = typer.Option(..., "--index", help="Index folder."),
+    index: str = INDEX,
     wait: bool = typer.Option(
         True, "--wait/--no-wait", help="When another writer holds the index: wait, or fail."
     ),
@@ -75,7 +76,7 @@ def rm(
 
 
 def export(
-    index: Path = typer.Option(..., "--index", help="Index folder."),
+    index: str = INDEX,
     output: Path | None = typer.Option(
         None, "--output", "-o", help="File to write (default: standard output)."
     ),

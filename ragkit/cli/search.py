@@ -16,6 +16,7 @@ import typer
 from rich.table import Table
 
 from ragkit.cli.ingest import CONFIG
+from ragkit.cli.options import INDEX
 from ragkit.cli.output import console, errors, fail, plain
 from ragkit.errors import RagkitError
 from ragkit.normalize.detect import check_language
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 def query(
     text: str = typer.Argument(..., help="The query."),
-    index: Path = typer.Option(..., "--index", help="Index folder."),
+    index: str = INDEX,
     k: int = typer.Option(10, "-k", "--top-k", min=1, help="Number of hits."),
     mode: str = typer.Option("hybrid", "--mode", help="hybrid | dense | sparse."),
     fusion: str | None = typer.Option(
@@ -143,7 +144,7 @@ def check_rerank_languages(opened: Index, lang: str | None, query: str) -> None:
 
 
 def info(
-    index: Path = typer.Option(..., "--index", help="Index folder."),
+    index: str = INDEX,
     document: str | None = typer.Option(
         None,
         "--document",

@@ -8,7 +8,7 @@ the :class:`IngestStages` differ; planning, the model choice, commits and prunin
 
 Example:
     >>> import tempfile
-    >>> from ragkit.store import PendingDocument, Store
+    >>> from ragkit.store import Store
     >>> folder = Path(tempfile.mkdtemp())
     >>> _ = (folder / "a.txt").write_text("Water boils at 100 degrees.")
     >>> settings = Settings(embedding_model="all-minilm-l6-v2", chunker="sentence")
@@ -55,7 +55,7 @@ from ragkit.pipeline.stages import (
     embedding_texts,
     prepare,
 )
-from ragkit.store import PendingDocument, Store
+from ragkit.store import IndexStore, PendingDocument
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,7 @@ class IngestStages(Protocol):
         """One vector per text, in order."""
         ...
 
-    def commit(self, store: Store, pending: list[PendingDocument]) -> int:
+    def commit(self, store: IndexStore, pending: list[PendingDocument]) -> int:
         """Commit one batch as a new generation, in this process (the one writer)."""
         ...
 
@@ -177,7 +177,7 @@ class LocalStages:
     ) -> np.ndarray:
         return encoder().encode_passages(texts, progress=progress)
 
-    def commit(self, store: Store, pending: list[PendingDocument]) -> int:
+    def commit(self, store: IndexStore, pending: list[PendingDocument]) -> int:
         return store.commit(pending)
 
 
@@ -190,7 +190,7 @@ class Ingest:
 
     def __init__(
         self,
-        store: Store,
+        store: IndexStore,
         settings: Settings,
         stages: IngestStages,
         encoder: Encoder | None = None,

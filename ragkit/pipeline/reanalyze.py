@@ -2,7 +2,7 @@
 
 Language routing and normalization improve between versions; an index built before keeps the
 languages and terms it was built with until it is re-analyzed. :func:`reanalyze` reads every
-committed document back (:func:`ragkit.store.stored.stored_documents`), decides its language
+committed document back (:meth:`ragkit.store.IndexStore.stored_documents`), decides its language
 again (with the collection's profile for texts too short to tell), recomputes each chunk's matching key and sparse terms, and commits the documents where
 anything changed — with their stored vectors. Only chunks whose embedded text changed are re-embedded
 (text the index embeds normalized: :func:`ragkit.pipeline.stages.embeds_normalized`).
@@ -34,8 +34,7 @@ from ragkit.pipeline.stages import (
     embeds_normalized,
     normalize_document_chunks,
 )
-from ragkit.store import PendingDocument, Store
-from ragkit.store.stored import stored_documents
+from ragkit.store import IndexStore, PendingDocument
 
 
 @dataclass
@@ -54,18 +53,17 @@ class ReanalyzeReport:
 
 
 def reanalyze(
-    store: Store, settings: Settings, encoder: EncoderSource, batch: int = 500
+    store: IndexStore, settings: Settings, encoder: EncoderSource, batch: int = 500
 ) -> ReanalyzeReport:
     """Re-derive languages, matching keys and sparse terms of every document in ``store``
     (call under the writer lock); returns what changed."""
     started, clock = datetime.now(UTC).isoformat(), time.perf_counter()
     report = ReanalyzeReport()
     keys = sorted(store.document_hashes())
-    texts = store.db.execute("SELECT text FROM documents")
-    profile = LanguageProfile.from_texts(text for (text,) in texts)
+    profile = LanguageProfile.from_texts(store.document_texts())
     for group in iter_batches(keys, batch):
         updated: list[PendingDocument] = []
-        for old in stored_documents(store, group):
+        for old in store.stored_documents(group):
             report.documents += 1
             item = _reanalyzed(old, profile, settings, encoder, report)
             if item is not None:

@@ -1,7 +1,8 @@
-"""The index folders a server answers for: opened once, models loaded once, read-only.
+"""The indexes a server answers for: opened once, models loaded once, read-only.
 
-Each folder is opened as an :class:`ragkit.Index`; its searches follow the last generation a
-``ragkit ingest`` (or a flow) committed (:meth:`ragkit.store.Store.refresh`), so a server
+Each index (a folder or a Milvus collection) is opened as an :class:`ragkit.Index`; its
+searches follow the last generation a ``ragkit ingest`` (or a flow) committed
+(:meth:`ragkit.store.IndexStore.refresh`), so a server
 never needs a restart to see new documents. Encoders are loaded at start-up
 (:func:`ragkit.embed.models.load_encoder` keeps one per model for the whole process); a
 reranker on the first search that asks for one.
@@ -9,6 +10,8 @@ reranker on the first search that asks for one.
 Example:
     >>> [(each.name, str(each.path)) for each in parse_locations(["docs=/srv/docs", "wiki"])]
     [('docs', '/srv/docs'), ('wiki', 'wiki')]
+    >>> parse_locations(["milvus://db:19530/notes"])[0].name
+    'notes'
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from ragkit.embed.models import AUTO_MODEL
 from ragkit.errors import RagkitError
 from ragkit.index import Index
 from ragkit.serve.schemas import IndexSummary, SearchRequest, SearchResponse
+from ragkit.store.address import Location, default_name, display, is_milvus
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
@@ -33,21 +37,23 @@ class UnknownIndexError(RagkitError):
 
 @dataclass(frozen=True)
 class IndexLocation:
-    """A served index: the name requests use and its folder."""
+    """A served index: the name requests use and where it is (a folder or a Milvus
+    address, :mod:`ragkit.store.address`)."""
 
     name: str
-    path: Path
+    path: Location
 
 
 def parse_locations(arguments: Sequence[str]) -> list[IndexLocation]:
-    """``PATH`` or ``NAME=PATH`` per index; a name defaults to the folder's name. Names must
-    be unique and made of letters, digits, ``.``, ``_`` and ``-``."""
+    """``PATH`` or ``NAME=PATH`` per index (``PATH``: a folder, ``milvus://…`` or
+    ``milvus-lite://…``); a name defaults to the folder's name or the Milvus collection. Names
+    must be unique and made of letters, digits, ``.``, ``_`` and ``-``."""
     locations: list[IndexLocation] = []
     for argument in arguments:
         name, separator, path = argument.partition("=")
-        if not separator:
+        if not separator or is_milvus(argument):
             path = argument
-            name = Path(argument).resolve().name
+            name = default_name(argument)
         if not _NAME.fullmatch(name):
             raise RagkitError(
                 f"index name {name!r} ({argument}): use letters, digits, '.', '_' and '-', "
@@ -57,7 +63,7 @@ def parse_locations(arguments: Sequence[str]) -> list[IndexLocation]:
             raise RagkitError(
                 f"two indexes named {name!r}; name them apart with NAME=PATH, e.g. {name}2={path}"
             )
-        locations.append(IndexLocation(name, Path(path)))
+        locations.append(IndexLocation(name, path if is_milvus(path) else Path(path)))
     if not locations:
         raise RagkitError("no index to serve: give one or more index folders")
     return locations
@@ -123,7 +129,7 @@ class ServedIndexes:
             summaries.append(
                 IndexSummary(
                     name=name,
-                    path=str(self.paths[name]),
+                    path=display(self.paths[name]),
                     generation=index.store.generation,
                     embedding_model=index.store.settings.embedding_model,
                     documents=counts["documents"],

@@ -24,35 +24,21 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
 from ragkit.documents.discovery import document_key
 from ragkit.store.filters import path_glob
-from ragkit.store.store import Store
+from ragkit.store.records import DocumentEntry
+
+if TYPE_CHECKING:
+    from ragkit.store.base import IndexStore
 
 _GLOB_CHARACTERS = frozenset("*?[")
 EXPORT_FORMATS = ("jsonl",)
-
-
-@dataclass(frozen=True)
-class DocumentEntry:
-    """One stored document as ``ragkit ls`` shows it."""
-
-    key: str
-    source: str
-    title: str
-    language: str
-    chunks: int
-    characters: int
-    content_hash: str
-    metadata: dict[str, Any]
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def is_glob(pattern: str) -> bool:
@@ -80,7 +66,9 @@ def patterns_for(pattern: str) -> list[str]:
     return [pattern, document_key(pattern)]
 
 
-def _where(pattern: str) -> tuple[str, tuple[str, ...]]:
+def document_where(pattern: str) -> tuple[str, tuple[str, ...]]:
+    """The SQL condition on ``documents d`` that selects the documents ``pattern`` matches,
+    and its parameters (used on the folder's database and on Milvus rows held in SQLite)."""
     if is_glob(pattern):
         if pattern.startswith(("./", "../")):  # from the current folder, as typed
             pattern = document_key(pattern)
@@ -93,10 +81,11 @@ def _where(pattern: str) -> tuple[str, tuple[str, ...]]:
     return f"({clause})", tuple(p for p in tried for _ in range(2))
 
 
-def list_documents(store: Store, pattern: str | None = None) -> list[DocumentEntry]:
-    """The committed documents (those matching ``pattern``), by key."""
-    clause, values = _where(pattern) if pattern is not None else ("1", ())
-    rows = store.db.execute(
+def list_documents(db: sqlite3.Connection, pattern: str | None = None) -> list[DocumentEntry]:
+    """The committed documents of the folder database ``db`` (those matching ``pattern``), by
+    key."""
+    clause, values = document_where(pattern) if pattern is not None else ("1", ())
+    rows = db.execute(
         "SELECT d.key, d.source, d.title, d.language, COUNT(c.id), LENGTH(d.text), "
         "d.content_hash, d.metadata FROM documents d LEFT JOIN chunks c ON c.document_id = d.id "
         f"WHERE {clause} GROUP BY d.id ORDER BY d.key",
@@ -110,19 +99,19 @@ def list_documents(store: Store, pattern: str | None = None) -> list[DocumentEnt
     ]
 
 
-def select_keys(store: Store, patterns: Sequence[str]) -> dict[str, list[str]]:
+def select_keys(store: IndexStore, patterns: Sequence[str]) -> dict[str, list[str]]:
     """The keys of the documents each pattern matches (an empty list when none)."""
-    return {pattern: [d.key for d in list_documents(store, pattern)] for pattern in patterns}
+    return {pattern: [d.key for d in store.list_documents(pattern)] for pattern in patterns}
 
 
-def chunk_records(store: Store, vectors: bool = False) -> Iterator[dict[str, Any]]:
+def chunk_records(db: sqlite3.Connection, vectors: bool = False) -> Iterator[dict[str, Any]]:
     """Every chunk, by document key then position: its text and ``start``/``end`` offsets into
     the document's original text, the document's key, source, title, language, script and
     metadata, the chunker and token count, and with ``vectors`` its embedding (floats).
 
     Rows are read in one snapshot, so a commit meanwhile does not mix generations.
     """
-    cursor = store.db.execute(
+    cursor = db.execute(
         "SELECT c.id AS chunk_id, d.key AS document, d.source, d.external_id, d.title, d.language, d.script, c.start, "
         "c.end, c.token_count, c.chunker, c.text, d.metadata, c.vector FROM chunks c "
         "JOIN documents d ON d.id = c.document_id ORDER BY d.key, c.start, c.id"

@@ -10,6 +10,7 @@ Example:
     >>> import tempfile
     >>> from pathlib import Path
     >>> from ragkit.config import Settings
+    >>> from ragkit.store import Store
     >>> class Reader:
     ...     def __init__(self, store: Store) -> None:
     ...         self.store, self.runs = store, 0
@@ -30,7 +31,7 @@ import functools
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
-from ragkit.store.store import Store
+from ragkit.store.base import IndexStore
 
 __all__ = ["one_generation"]
 
@@ -38,7 +39,7 @@ ATTEMPTS = 3  # after this many runs that each saw a commit, the last result is 
 
 
 class HasStore(Protocol):
-    store: Store
+    store: IndexStore
 
 
 S = TypeVar("S", bound=HasStore)

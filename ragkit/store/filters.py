@@ -215,3 +215,20 @@ def unknown_keys(filters: Mapping[str, Any], known: set[str]) -> list[str]:
         ['yaer']
     """
     return [key for key in filters if (field := metadata_key(key)) and field not in known]
+
+
+def check_known(filters: Mapping[str, Any], known: set[str]) -> None:
+    """Refuse filters naming a metadata field no document has (``known``): called when a
+    filter matched nothing, so that a mistyped key says so instead of returning nothing.
+
+    Example:
+        >>> check_known({"yaer": 2020}, {"year"})
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.RagkitError: filter 'yaer': no document has that metadata field; filter on language, source or year
+    """
+    if unknown := unknown_keys(filters, known):
+        raise RagkitError(
+            f"filter {', '.join(map(repr, unknown))}: no document has that metadata field; "
+            f"filter on language, source or {', '.join(sorted(known)) or '(none)'}"
+        )

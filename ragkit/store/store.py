@@ -41,28 +41,28 @@ import os
 import shutil
 import sqlite3
 import threading
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import faiss
 import numpy as np
 
-from ragkit.chunking import Chunk, ChunkingRecord
+from ragkit.chunking import ChunkingRecord
 from ragkit.config import ANALYSIS_SETTINGS, Settings
-from ragkit.documents import Document
 from ragkit.errors import RagkitError
 from ragkit.normalize.detect import RULES_VERSION, LanguageGuess
 from ragkit.paths import file_sha256
 from ragkit.search import dense
 from ragkit.search.dense import DenseVectors
 from ragkit.search.sparse import SparseIndex
-from ragkit.store import language_rules, tokenizers
+from ragkit.store import catalog, language_rules, stored, tokenizers
 from ragkit.store.damage import damaged, names_damage
-from ragkit.store.filters import unknown_keys, where_clause
+from ragkit.store.filters import check_known, where_clause
 from ragkit.store.lock import WriteLock, if_unlocked
 from ragkit.store.manifest import MANIFEST_NAME, vector_file, write_manifest
+from ragkit.store.records import DocumentEntry, PendingDocument, StoredChunk
 from ragkit.store.schema import DB_NAME, connect, create_tables, migrate
 from ragkit.store.vectors import Layout, added_file, committed, load, record
 from ragkit.store.vectors import write as write_vectors
@@ -104,41 +104,6 @@ def stored_vectors(
         yield ids, vectors.reshape(len(rows), dimension)
 
 
-@dataclass(frozen=True)
-class StoredChunk:
-    """A chunk row joined with its document, as search returns it."""
-
-    chunk_id: int
-    text: str
-    start: int
-    end: int
-    document_key: str
-    external_id: str
-    source: str
-    title: str
-    language: str
-    metadata: dict
-
-    @classmethod
-    def from_row(cls, row: Sequence[Any]) -> StoredChunk:
-        """From a ``chunks ⋈ documents`` row (metadata as stored JSON)."""
-        columns = list(row)
-        columns[-1] = json.loads(columns[-1])
-        return cls(*columns)
-
-
-@dataclass(frozen=True)
-class PendingDocument:
-    """A document with its chunks and their vectors, ready to commit."""
-
-    document: Document
-    chunks: list[Chunk]
-    vectors: np.ndarray
-    match_texts: list[str]  # each chunk's normalized matching key (ragkit.normalize)
-    terms: list[str]  # each chunk's sparse terms: space-joined SentencePiece pieces
-    chunking: ChunkingRecord = field(default_factory=ChunkingRecord)  # chunker choice, scores
-
-
 class Store:
     """One index folder. Open with :meth:`open` or :meth:`create`; a single writer at a time
     (:class:`ragkit.store.lock.WriteLock`), any number of readers and reading threads.
@@ -172,6 +137,20 @@ class Store:
             with self._lock:
                 self._connections.append(connection)
         return connection
+
+    @property
+    def location(self) -> str:
+        """The index folder, as messages name it."""
+        return str(self.folder)
+
+    @contextmanager
+    def writing(self, wait: bool | float = True) -> Iterator[None]:
+        """Hold the folder's writer lock (``wait``: :class:`ragkit.store.lock.WriteLock`), then
+        follow the last commit and clear the files of writes that died."""
+        with WriteLock(self.folder, wait):
+            self.refresh()  # another writer may have committed while this one waited
+            self.remove_stale_files()
+            yield
 
     @names_damage
     def committed_generation(self) -> int:
@@ -359,6 +338,25 @@ class Store:
     def sources(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT DISTINCT source FROM documents")}
 
+    def document_texts(self) -> Iterator[str]:
+        """The original text of every stored document."""
+        return (text for (text,) in self.db.execute("SELECT text FROM documents"))
+
+    @names_damage
+    def list_documents(self, pattern: str | None = None) -> list[DocumentEntry]:
+        """The documents whose key or source matches ``pattern`` (all when None), by key
+        (:func:`ragkit.store.catalog.list_documents`)."""
+        return catalog.list_documents(self.db, pattern)
+
+    def chunk_records(self, vectors: bool = False) -> Iterator[dict[str, Any]]:
+        """Every chunk as ``ragkit export`` writes it (:func:`ragkit.store.catalog.chunk_records`)."""
+        return catalog.chunk_records(self.db, vectors)
+
+    @names_damage
+    def stored_documents(self, keys: Iterable[str]) -> list[PendingDocument]:
+        """The documents ``keys`` read back whole (:mod:`ragkit.store.stored`)."""
+        return stored.stored_documents(self.db, self.dimension, list(keys))
+
     @names_damage
     def chunker_counts(self) -> dict[str, int]:
         """How many documents each chunker was chosen for (``unrecorded``: older indexes)."""
@@ -459,12 +457,7 @@ class Store:
             fields = self.db.execute(
                 "SELECT DISTINCT m.key FROM documents d, json_each(d.metadata) m"
             )
-            known = {str(field) for (field,) in fields}
-            if unknown := unknown_keys(filters, known):
-                raise RagkitError(
-                    f"filter {', '.join(map(repr, unknown))}: no document has that metadata "
-                    f"field; filter on language, source or {', '.join(sorted(known)) or '(none)'}"
-                )
+            check_known(filters, {str(field) for (field,) in fields})
         return ids
 
     @names_damage

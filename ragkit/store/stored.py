@@ -8,23 +8,26 @@ Example:
     >>> from ragkit.config import Settings
     >>> from ragkit.store import Store
     >>> store = Store.create(Path(tempfile.mkdtemp()) / "idx", Settings(), dimension=4)
-    >>> stored_documents(store, ["missing.txt"])
+    >>> stored_documents(store.db, store.dimension, ["missing.txt"])
     []
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 
 import numpy as np
 
 from ragkit.chunking import Chunk, ChunkingRecord
 from ragkit.documents import Document
-from ragkit.store.store import PendingDocument, Store
+from ragkit.store.records import PendingDocument
 
 
-def stored_documents(store: Store, keys: Sequence[str]) -> list[PendingDocument]:
+def stored_documents(
+    db: sqlite3.Connection, dimension: int, keys: Sequence[str]
+) -> list[PendingDocument]:
     """The committed documents ``keys`` (those that exist), with their stored chunks and
     vectors.
 
@@ -33,18 +36,18 @@ def stored_documents(store: Store, keys: Sequence[str]) -> list[PendingDocument]
     """
     found: list[PendingDocument] = []
     for key in keys:
-        row = store.db.execute(
+        row = db.execute(
             "SELECT id, key, source, external_id, title, content_hash, script, language, "
             "metadata, text, chunking, language_confidence, language_method FROM documents "
             "WHERE key = ?",
             (key,),
         ).fetchone()
         if row is not None:
-            found.append(_pending(store, row))
+            found.append(_pending(db, dimension, row))
     return found
 
 
-def _pending(store: Store, row: tuple) -> PendingDocument:
+def _pending(db: sqlite3.Connection, dimension: int, row: tuple) -> PendingDocument:
     document_id, key, source, external_id, title, digest, script, language, metadata = row[:9]
     text, chunking, confidence, method = row[9:]
     document = Document(
@@ -65,7 +68,7 @@ def _pending(store: Store, row: tuple) -> PendingDocument:
     vectors: list[np.ndarray] = []
     keys: list[str] = []
     terms: list[str] = []
-    for start, end, tokens, chunker, chunk_text, match_text, chunk_terms, blob in store.db.execute(
+    for start, end, tokens, chunker, chunk_text, match_text, chunk_terms, blob in db.execute(
         "SELECT start, end, token_count, chunker, text, match_text, terms, vector FROM chunks "
         "WHERE document_id = ? ORDER BY id",
         (document_id,),
@@ -74,6 +77,6 @@ def _pending(store: Store, row: tuple) -> PendingDocument:
         vectors.append(np.frombuffer(blob, dtype=np.float32))
         keys.append(match_text)
         terms.append(chunk_terms)
-    matrix = np.stack(vectors) if vectors else np.zeros((0, store.dimension), dtype=np.float32)
+    matrix = np.stack(vectors) if vectors else np.zeros((0, dimension), dtype=np.float32)
     record = ChunkingRecord.from_dict(json.loads(chunking or "{}"))
     return PendingDocument(document, chunks, matrix, keys, terms, record)

@@ -1,0 +1,89 @@
+"""Where a Milvus index lives: ``milvus://HOST:PORT/COLLECTION`` (a server: Milvus
+Standalone, Distributed, or ``milvus-lite server``) or ``milvus-lite:///ABSOLUTE/PATH.db``
+with an optional ``?collection=NAME`` (embedded Milvus Lite; default collection ``ragkit``).
+
+A server's token comes from ``MILVUS_TOKEN`` (``user:password`` or an API key) and never
+appears in :attr:`MilvusAddress.display`, so messages and logs cannot show it.
+
+Example:
+    >>> address = parse_milvus("milvus://127.0.0.1:19530/docs", token="root:Milvus")
+    >>> address.uri, address.collection, address.display
+    ('http://127.0.0.1:19530', 'docs', 'milvus://127.0.0.1:19530/docs')
+    >>> parse_milvus("milvus-lite:///data/ragkit.db?collection=notes").uri
+    '/data/ragkit.db'
+    >>> is_milvus("docs/index"), is_milvus("milvus://h:1/c")
+    (False, True)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from urllib.parse import parse_qs, urlsplit
+
+from ragkit.errors import RagkitError
+
+__all__ = ["DEFAULT_COLLECTION", "SCHEMES", "MilvusAddress", "is_milvus", "parse_milvus"]
+
+SCHEMES = ("milvus://", "milvus-lite://")
+DEFAULT_COLLECTION = "ragkit"
+_COLLECTION = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")  # Milvus allows 255; suffixes added
+TOKEN_VARIABLE = "MILVUS_TOKEN"
+
+
+@dataclass(frozen=True)
+class MilvusAddress:
+    """A parsed Milvus location: what :class:`pymilvus.MilvusClient` takes (``uri``,
+    ``token``), the collection, and the location as messages show it."""
+
+    uri: str
+    collection: str
+    display: str
+    token: str = field(default="", repr=False)
+
+    @property
+    def embedded(self) -> bool:
+        """Whether this is an embedded Milvus Lite file (one process at a time)."""
+        return not self.uri.startswith("http")
+
+
+def is_milvus(location: object) -> bool:
+    """Whether ``location`` (a string or path) names a Milvus index rather than a folder."""
+    return isinstance(location, str) and location.startswith(SCHEMES)
+
+
+def parse_milvus(location: str, token: str | None = None) -> MilvusAddress:
+    """``location`` parsed; the token defaults to ``$MILVUS_TOKEN``. A malformed location is
+    a :class:`RagkitError` that shows the accepted forms."""
+    token = os.environ.get(TOKEN_VARIABLE, "") if token is None else token
+    forms = "use milvus://HOST:PORT/COLLECTION or milvus-lite:///ABSOLUTE/PATH.db[?collection=NAME]"
+    parts = urlsplit(location)
+    if location.startswith("milvus-lite://"):
+        path = parts.path
+        if parts.netloc or not path.startswith("/") or not path.endswith(".db"):
+            raise RagkitError(
+                f"{location}: an embedded Milvus Lite file is an absolute .db path; {forms}"
+            )
+        collection = parse_qs(parts.query).get("collection", [DEFAULT_COLLECTION])[-1]
+        display = location
+        uri = path
+    else:
+        if not parts.hostname or parts.port is None:
+            raise RagkitError(f"{_without_secret(location)}: no HOST:PORT; {forms}")
+        collection = parts.path.strip("/") or DEFAULT_COLLECTION
+        display = f"milvus://{parts.hostname}:{parts.port}/{collection}"
+        uri = f"http://{parts.hostname}:{parts.port}"
+        if parts.password and not token:  # milvus://user:password@host:port/collection
+            token = f"{parts.username}:{parts.password}"
+    if not _COLLECTION.fullmatch(collection):
+        raise RagkitError(
+            f"{display}: collection name {collection!r}: use letters, digits and '_' (starting "
+            "with a letter or '_', at most 200 characters)"
+        )
+    return MilvusAddress(uri, collection, display, token)
+
+
+def _without_secret(location: str) -> str:
+    """``location`` with any ``user:password@`` removed, for messages."""
+    return re.sub(r"//[^/@]*@", "//", location)
