@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first and pinned: an unpinned resolve pulls a multi-GB CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,milvus]'
 	# training the lexical normalizer reads the slang dictionary inside ekphrasis and the British
 	# spelling table inside breame (data files only, never imported), so their dependencies are
 	# left out.

@@ -1,0 +1,231 @@
+"""One behavioural suite over both backends: the index folder, and Milvus — a real
+``milvus-lite server`` gRPC endpoint (``milvus_server``) and an embedded Milvus Lite file.
+
+Each test runs against every backend and checks what a user sees: hits and their offsets,
+incremental ingest, prune, rm, renames, filters (hostile values included), languages, export,
+info and doctor. Milvus answers must equal the folder store's.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import MODEL, ragkit
+
+from ragkit import Index, RagkitError
+
+BACKENDS = ["folder", "milvus", "milvus-lite"]
+
+
+def location(kind: str, tmp_path: Path, server: str) -> str:
+    """A fresh index location of backend ``kind``."""
+    collection = f"t_{uuid.uuid4().hex[:12]}"
+    if kind == "folder":
+        return str(tmp_path / "index")
+    if kind == "milvus":
+        return f"milvus://{server}/{collection}"
+    return f"milvus-lite://{tmp_path / 'lite.db'}?collection={collection}"
+
+
+@pytest.fixture(params=BACKENDS)
+def where(request: pytest.FixtureRequest, tmp_path: Path, milvus_server: str) -> str:
+    return location(request.param, tmp_path, milvus_server)
+
+
+@pytest.fixture
+def index(where: str) -> Iterator[Index]:
+    with Index.open(where, create=True, model=MODEL, chunker="sentence") as opened:
+        yield opened
+
+
+def _spans(index: Index) -> list[tuple[str, int, int, str]]:
+    return sorted((r["document"], r["start"], r["end"], r["text"]) for r in _records(index))
+
+
+def _records(index: Index) -> list[dict]:
+    records: list[dict] = []
+    index.store.refresh()
+    records.extend(index.store.chunk_records(vectors=True))
+    return records
+
+
+def test_ingest_search_offsets_and_reingest(index: Index, corpus: Path) -> None:
+    report = index.ingest([corpus])
+    assert report.documents_added == 5 and report.skipped == []
+    hits = index.search("At what temperature does water boil?", k=3)
+    assert Path(hits[0].source).name == "water.md"
+    original = (corpus / "water.md").read_text(encoding="utf-8")
+    assert original[hits[0].start : hits[0].end] == hits[0].text
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    record = index.search("steam locomotive trains", k=1)[0]
+    assert (record.document_id, record.title, record.key.endswith("records.jsonl#r1")) == (
+        "r1",
+        "Trains",
+        True,
+    )
+    before = _spans(index)
+    again = index.ingest([corpus])
+    assert (again.documents_added, again.documents_unchanged, again.chunks_added) == (0, 5, 0)
+    assert _spans(index) == before
+    (corpus / "sub" / "cats.txt").write_text("Dogs bark loudly at night.", encoding="utf-8")
+    assert index.ingest([corpus]).documents_added == 1
+    texts = [span[3] for span in _spans(index)]
+    assert "Dogs bark loudly at night." in texts and not any("Cats" in t for t in texts)
+    counts = index.store.counts()
+    assert counts == {"documents": 5, "chunks": len(texts), "vectors": len(texts)}
+
+
+def test_every_mode_answers(index: Index, corpus: Path) -> None:
+    index.ingest([corpus])
+    for mode in ("dense", "sparse", "hybrid"):
+        hits = index.search("water boils", k=2, mode=mode)
+        assert Path(hits[0].source).name == "water.md", mode
+    arabic = index.search("الأعمال بالنيات", k=1, mode="sparse")
+    assert Path(arabic[0].source).name == "prayer.txt" and arabic[0].language == "ar"
+    assert index.search("zzqx nothing matches", k=3, mode="sparse") == []
+
+
+def test_prune_rm_and_rename(index: Index, corpus: Path) -> None:
+    index.ingest([corpus])
+    (corpus / "water.md").unlink()
+    assert index.ingest([corpus], prune=True).documents_removed == 1
+    assert all(Path(h.source).name != "water.md" for h in index.search("water boils", k=10))
+    vectors = {r["document"]: r["vector"] for r in _records(index)}
+    shutil.move(corpus / "sub" / "cats.txt", corpus / "cats-moved.txt")
+    moved = index.ingest([corpus], prune=True)
+    assert (moved.documents_renamed, moved.chunks_added) == (1, 0)
+    keys = [d.key for d in index.documents()]
+    assert str(corpus / "cats-moved.txt") in keys and str(corpus / "sub" / "cats.txt") not in keys
+    after = {r["document"]: r["vector"] for r in _records(index)}
+    assert after[str(corpus / "cats-moved.txt")] == vectors[str(corpus / "sub" / "cats.txt")]
+    assert index.search("cats sleep", k=1)[0].key == str(corpus / "cats-moved.txt")
+    removed = index.delete(["*.jsonl"])
+    assert sorted(Path(k).name for k in removed) == ["records.jsonl#r1", "records.jsonl#r2"]
+    assert not index.search("steam trains", k=10, filters={"source": "*.jsonl"})
+    with pytest.raises(RagkitError, match="no document matches"):
+        index.delete(["*.nothing"])
+
+
+HOSTILE = [
+    '" or 1 == 1 or "',
+    "') or (id > 0",
+    'x\\" || document_id >= 0 || \\"',
+    "\n",
+    "*",
+]
+
+
+def test_filters_match_the_folder_rules_and_hostile_values_match_nothing(
+    index: Index, corpus: Path
+) -> None:
+    index.ingest([corpus])
+    english = index.search("water", k=10, filters={"language": "en"})
+    assert english and all(h.language == "en" for h in english)
+    assert all(h.language == "ar" for h in index.search("water", k=10, filters={"language": "ar"}))
+    assert [h.document_id for h in index.search("wheels", k=5, filters={"lang": "en"})] == ["r2"]
+    docs = index.search("water", k=10, filters={"source": "sub/*.txt"})
+    assert {Path(h.source).name for h in docs} == {"cats.txt"}
+    for value in HOSTILE:
+        for key in ("language", "source", "lang"):
+            found = index.search("water", k=10, filters={key: value})
+            assert found == [] or (key == "source" and value == "*"), (key, value)
+    with pytest.raises(RagkitError, match="no document has that metadata field"):
+        index.search("water", k=3, filters={"yaer": "2020"})
+
+
+def test_listing_export_info_and_language_decisions(index: Index, corpus: Path) -> None:
+    index.ingest([corpus])
+    listed = index.documents()
+    assert [d.key for d in listed] == sorted(d.key for d in listed) and len(listed) == 5
+    assert [Path(d.key).name for d in index.documents("sub/*.txt")] == ["cats.txt"]
+    water = next(d for d in listed if d.key.endswith("water.md"))
+    assert water.characters == len((corpus / "water.md").read_text(encoding="utf-8"))
+    records = _records(index)
+    assert len(records) == index.info().chunks == sum(d.chunks for d in listed)
+    assert all(len(r["vector"]) == 384 for r in records)
+    assert {r["language"] for r in records} == {"en", "ar"}
+    decision = index.store.language_decision(str(corpus / "prayer.txt"))
+    assert decision is not None and decision.language == "ar"
+    assert index.chunking(str(corpus / "water.md")).chosen
+    info = index.info()
+    assert (info.documents, info.embedding_model) == (5, MODEL)
+
+
+def test_reanalyze_keeps_vectors(index: Index, corpus: Path) -> None:
+    index.ingest([corpus])
+    before = sorted((r["document"], r["start"], tuple(r["vector"])) for r in _records(index))
+    report = index.reanalyze()
+    assert report.documents == 5 and report.chunks_reembedded == 0
+    after = sorted((r["document"], r["start"], tuple(r["vector"])) for r in _records(index))
+    assert after == before
+
+
+def test_milvus_answers_as_the_folder_does(
+    tmp_path: Path, corpus: Path, milvus_server: str
+) -> None:
+    queries = ["water boils", "cats sleep all day", "الأعمال بالنيات", "trains pulled by steam"]
+    answers = []
+    for kind in BACKENDS:
+        with Index.open(location(kind, tmp_path, milvus_server), create=True, model=MODEL) as ix:
+            ix.ingest([corpus])
+            answers.append(
+                [
+                    [(h.key, h.start, h.end, round(h.score, 4)) for h in ix.search(q, k=4, mode=m)]
+                    for q in queries
+                    for m in ("dense", "sparse", "hybrid")
+                ]
+            )
+    assert answers[1] == answers[0] and answers[2] == answers[0]
+
+
+def test_a_second_client_with_another_model_is_refused(where: str, corpus: Path) -> None:
+    with Index.open(where, create=True, model=MODEL) as index:
+        index.ingest([corpus / "water.md"])
+    with pytest.raises(RagkitError, match="built with 'all-minilm-l6-v2'"):
+        Index.open(where, model="multilingual-e5-small")
+    with pytest.raises(RagkitError, match="built with chunker"):
+        Index.open(where, chunker="fixed")
+
+
+def test_missing_index_and_unreachable_server_are_one_line_errors(tmp_path: Path) -> None:
+    with pytest.raises(RagkitError, match="no ragkit index here"):
+        Index.open(f"milvus-lite://{tmp_path / 'none.db'}")
+    with pytest.raises(RagkitError, match="Milvus unreachable"):
+        Index.open("milvus://127.0.0.1:9/ragkit")
+    with pytest.raises(RagkitError, match="collection name"):
+        Index.open("milvus://127.0.0.1:19530/bad-name")
+    with pytest.raises(RagkitError, match="absolute .db path"):
+        Index.open("milvus-lite://relative.db")
+
+
+def test_an_index_from_another_schema_is_refused(tmp_path: Path, milvus_server: str) -> None:
+    where = location("milvus", tmp_path, milvus_server)
+    with Index.open(where, create=True, model=MODEL) as index:
+        index.store._put_state({"schema": "0"})  # type: ignore[attr-defined]
+    with pytest.raises(RagkitError, match="Milvus schema 0"):
+        Index.open(where)
+
+
+def test_the_cli_takes_a_milvus_address(tmp_path: Path, corpus: Path, milvus_server: str) -> None:
+    where = location("milvus", tmp_path, milvus_server)
+    ingested = ragkit("ingest", str(corpus), "--index", where, "--model", MODEL)
+    assert ingested.returncode == 0, ingested.stderr
+    found = ragkit("query", "water boils", "--index", where, "-k", "1", "--json")
+    assert found.returncode == 0, found.stderr
+    assert Path(json.loads(found.stdout)[0]["source"]).name == "water.md"
+    listed = ragkit("ls", "--index", where, "--json")
+    assert len(json.loads(listed.stdout)) == 5
+    checked = ragkit("doctor", "--index", where)
+    assert checked.returncode == 0 and "documents 5" in checked.stdout, checked.stdout
+    removed = ragkit("rm", "--index", where, "*.jsonl")
+    assert removed.returncode == 0, removed.stderr
+    info = ragkit("info", "--index", where)
+    assert "milvus://" in info.stdout and "documents" in info.stdout
+    missing = ragkit("query", "x", "--index", f"milvus://{milvus_server}/absent")
+    assert missing.returncode == 2 and "no ragkit index here" in missing.stderr
+    assert "Traceback" not in missing.stderr
