@@ -114,8 +114,13 @@ def guarded(
     try:
         return call(*args, **kwargs)
     except MilvusException as error:
-        message = error.message.replace(address.token, "***") if address.token else error.message
-        raise RagkitError(f"{address.display}: {doing} failed ({message})") from error
+        raise failed(address, doing, error) from error
+
+
+def failed(address: MilvusAddress, doing: str, error: MilvusException) -> RagkitError:
+    """The one-line error for a Milvus call that failed (the token never shown)."""
+    message = error.message.replace(address.token, "***") if address.token else error.message
+    return RagkitError(f"{address.display}: {doing} failed ({message})")
 
 
 def create(client: MilvusClient, collection: str, dimension: int, settings: Settings) -> None:

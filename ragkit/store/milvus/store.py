@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 import uuid
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pymilvus import MilvusClient
+from pymilvus import MilvusClient, MilvusException
 
 from ragkit.chunking import ChunkingRecord
 from ragkit.config import ANALYSIS_SETTINGS, Settings
@@ -66,6 +67,7 @@ log = logging.getLogger(__name__)
 WRITE_BATCH = 256  # rows per upsert call
 EF_SEARCH = 128  # HNSW candidates per search at least (more when more hits are asked for)
 MAX_LIMIT = 16_384  # Milvus's largest top-k
+CREATION_WAIT = 30.0  # seconds an open waits for an index another process is creating
 
 
 class MilvusStore:
@@ -86,49 +88,44 @@ class MilvusStore:
     # -- opening -----------------------------------------------------------------------------
     @classmethod
     def exists(cls, address: MilvusAddress) -> bool:
-        """Whether ``address`` holds a ragkit index (its state collection is there)."""
+        """Whether ``address`` holds a ragkit index: its state collection holds its settings
+        (written last by :meth:`create`)."""
         if address.embedded and not Path(address.uri).exists():
             return False  # connecting would create the file
         client = collections.connect(address)
         try:
-            return bool(
-                guarded(
-                    address,
-                    "looking for the index",
-                    client.has_collection,
-                    names(address.collection)["state"],
-                )
-            )
+            return _created(address, client) is True
         finally:
             client.close()
 
     @classmethod
     def create(cls, address: MilvusAddress, settings: Settings, dimension: int) -> MilvusStore:
         """Create an empty index at ``address``; :class:`ragkit.store.IndexExistsError` when
-        one is there. The state collection, which makes the index exist, is created last."""
+        one is there, or another process is creating it. The settings, which make the index
+        exist, are written last."""
         if address.embedded:
             Path(address.uri).parent.mkdir(parents=True, exist_ok=True)
         client = collections.connect(address)
         known = names(address.collection)
-        if any(client.has_collection(name) for name in known.values()):
+        try:
+            if any(client.has_collection(name) for name in known.values()):
+                raise IndexExistsError(f"{address.display}: already holds a ragkit index")
+            collections.create(client, address.collection, dimension, settings)
+            collections.create_state(client, address.collection)
+        except MilvusException as error:
             client.close()
-            raise IndexExistsError(f"{address.display}: already holds a ragkit index; open it")
-        guarded(
-            address,
-            "creating the collections",
-            collections.create,
-            client,
-            address.collection,
-            dimension,
-            settings,
-        )
+            if client_has(address, known["state"]):  # another process won the race
+                raise IndexExistsError(f"{address.display}: created meanwhile") from error
+            raise collections.failed(address, "creating the index", error) from error
+        except IndexExistsError:
+            client.close()
+            raise
         rows = {
             "settings": settings.model_dump_json(),
             "dimension": str(dimension),
             "schema": str(SCHEMA_VERSION),
             "generation": "0",
         }
-        guarded(address, "creating the index", collections.create_state, client, address.collection)
         store_rows = [_state_row(name, value) for name, value in rows.items()]
         guarded(address, "creating the index", client.upsert, known["state"], store_rows)
         return cls(address, client)
@@ -136,35 +133,41 @@ class MilvusStore:
     @classmethod
     def open(cls, address: MilvusAddress) -> MilvusStore:
         """Open the index at ``address``: a missing index, or one an older ragkit wrote in
-        another schema, is a :class:`RagkitError` saying what to do."""
-        if not cls.exists(address):
-            raise RagkitError(
-                f"{address.display}: no ragkit index here; create one with "
-                f"`ragkit ingest PATH --index {address.display}`"
-            )
+        another schema, is a :class:`RagkitError` saying what to do. An index another
+        process is creating is waited for (up to :data:`CREATION_WAIT` seconds)."""
+        absent = RagkitError(
+            f"{address.display}: no ragkit index here; create one with "
+            f"`ragkit ingest PATH --index {address.display}`"
+        )
+        if address.embedded and not Path(address.uri).exists():
+            raise absent
         client = collections.connect(address)
-        known = names(address.collection)
-        if not guarded(address, "opening", client.has_collection, known["state"]):
+        deadline = time.monotonic() + CREATION_WAIT
+        while (created := _created(address, client)) is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if created is not True:
             client.close()
+            if created is False:
+                raise absent
+            listed = ", ".join(names(address.collection).values())
             raise RagkitError(
-                f"{address.display}: no ragkit index here (collection {known['state']} missing); "
-                f"create one with `ragkit ingest PATH --index {address.display}`"
+                f"{address.display}: the index was never finished (its creator stopped before "
+                f"writing its settings); drop the collections {listed} and ingest again"
             )
         store = cls(address, client)
         schema = int(store.state_values("schema").get("schema", "0"))
-        if schema != SCHEMA_VERSION:
+        missing = [name for name in store.collections.values() if not client.has_collection(name)]
+        if schema != SCHEMA_VERSION or missing:
             store.close()
+            if missing:
+                raise RagkitError(
+                    f"{address.display}: collection {', '.join(missing)} missing; the index is "
+                    "damaged: drop its collections and ingest again"
+                )
             raise RagkitError(
                 f"{address.display}: written by a ragkit with Milvus schema {schema}, this one "
                 f"reads schema {SCHEMA_VERSION}; export it with that version "
                 "(`ragkit export --vectors`) and ingest again into a new collection"
-            )
-        missing = [name for name in known.values() if not client.has_collection(name)]
-        if missing:
-            store.close()
-            raise RagkitError(
-                f"{address.display}: collection {', '.join(missing)} missing; the index is "
-                "damaged: drop its collections and ingest again"
             )
         return store
 
@@ -584,6 +587,34 @@ class MilvusStore:
         if moved:
             self.commit(moved, remove_keys=list(renames))
         return len(moved)
+
+
+def _created(address: MilvusAddress, client: MilvusClient) -> bool | None:
+    """True when the index at ``address`` exists, False when none of its collections do,
+    None while it is being created (some collections, no settings yet)."""
+    known = names(address.collection)
+    if guarded(address, "looking for the index", client.has_collection, known["state"]):
+        settings = guarded(
+            address,
+            "reading the index state",
+            client.query,
+            known["state"],
+            filter='name == "settings"',
+            output_fields=["name"],
+        )
+        if settings:
+            return True
+    present = guarded(address, "looking for the index", client.list_collections)
+    return None if set(known.values()) & set(present) else False
+
+
+def client_has(address: MilvusAddress, collection: str) -> bool:
+    """Whether ``collection`` exists, asked on a new connection."""
+    client = collections.connect(address)
+    try:
+        return bool(client.has_collection(collection))
+    finally:
+        client.close()
 
 
 def _score(hit: Mapping[str, Any], field: str) -> float:
