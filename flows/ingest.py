@@ -13,7 +13,9 @@ The flow runs ragkit's one ingest sequence (:class:`ragkit.pipeline.Ingest`, the
   its reason and the run goes on, like a file ``ragkit ingest`` skips;
 - ``embed`` gets batches of ``embed_batch_size × 8`` chunk texts, one task each, so a Dask
   cluster spreads them over its workers;
-- ``commit`` runs in the flow's own process under the index's writer lock: one writer;
+- ``commit`` runs in the flow's own process under the index's writer lock: one writer; into a
+  Milvus server, ``write`` tasks (parts of ``WRITE_PART`` documents) run on the workers instead,
+  each writing directly with its own client (Milvus takes writers at once);
 - a markdown artifact (``ragkit-ingest``) summarizes the run.
 
 Run once (on the temporary server Prefect starts, or ``PREFECT_API_URL``)::
@@ -57,9 +59,23 @@ from ragkit.pipeline import DocumentChunker, IngestReport, PreparedDocument, chu
 from ragkit.pipeline import load as load_file
 from ragkit.pipeline.ingest import EncoderSource
 from ragkit.store import IndexStore, PendingDocument
-from ragkit.store.address import default_name, is_milvus
+from ragkit.store.address import default_name, is_milvus, open_store
+from ragkit.store.milvus.address import parse_milvus
 
 LOAD_RETRIES = 2
+WRITE_PART = 32  # documents per write task (Milvus servers)
+
+
+def writes_from_workers(location: str) -> bool:
+    """Whether commits run as ``write`` tasks on the workers: for a Milvus server, which takes
+    writers at once. A folder has one writer (the flow's process, under its lock), and an
+    embedded Milvus Lite file one process.
+
+    Example:
+        >>> writes_from_workers("milvus://db:19530/docs"), writes_from_workers("/srv/index")
+        (True, False)
+    """
+    return is_milvus(location) and not parse_milvus(location).embedded
 
 
 @dataclass(frozen=True)
@@ -158,6 +174,20 @@ def commit(store: IndexStore, pending: list[PendingDocument]) -> int:
     return store.commit(pending)
 
 
+@functools.cache
+def milvus_store(location: str) -> IndexStore:
+    """One client of the Milvus index ``location`` per process (each Dask worker opens its
+    own; a server's token comes from the worker's ``MILVUS_TOKEN``)."""
+    return open_store(location)
+
+
+@task(name="write", cache_policy=NO_CACHE)
+def write(location: str, pending: list[PendingDocument]) -> int:
+    """Write documents into the Milvus index at ``location`` from the process this task runs
+    in (a Dask worker): Milvus takes concurrent writers, each document atomically."""
+    return milvus_store(location).commit(pending)
+
+
 def _reason(error: BaseException | None, path: str) -> str:
     message = str(error).removeprefix(f"{path}: ") if error else "unknown error"
     return f"{message} (failed after {LOAD_RETRIES + 1} attempts)"
@@ -170,6 +200,7 @@ class FlowStats:
     files_cached: int = 0
     embed_batches: int = 0
     chunks_embedded: int = 0
+    write_tasks: int = 0  # Milvus writes run as tasks on the workers
 
 
 class PrefectStages:
@@ -178,7 +209,8 @@ class PrefectStages:
     ``load`` runs per file (retried, cached by content hash), ``prepare`` per file's documents
     (cached by their content hashes and the settings), ``embed`` in batches of
     ``embed_batch_size × 8`` texts that a Dask cluster spreads over its workers, and
-    ``commit`` in the flow's own process. Each worker loads its own encoder once.
+    ``commit`` in the flow's own process — or, into a Milvus server, as ``write`` tasks that
+    the workers run with their own clients. Each worker loads its own encoder once.
     ``loading``: include/exclude globs and the text field of records.
     """
 
@@ -248,8 +280,17 @@ class PrefectStages:
         return np.concatenate(vectors).astype(np.float32)
 
     def commit(self, store: IndexStore, pending: list[PendingDocument]) -> int:
-        # quote(): Prefect passes both through as they are, without walking them for futures
-        return commit(quote(store), quote(pending))  # type: ignore[call-overload]
+        if not writes_from_workers(store.location):
+            # quote(): Prefect passes both through as they are, without walking them for futures
+            return commit(quote(store), quote(pending))  # type: ignore[call-overload]
+        parts = [pending[i : i + WRITE_PART] for i in range(0, len(pending), WRITE_PART)]
+        futures = [write.submit(store.location, quote(part)) for part in parts]  # type: ignore[call-overload]
+        wait(futures)
+        for future in futures:
+            future.result()  # a rejected write fails the run, naming the index
+        self.stats.write_tasks += len(futures)
+        store.refresh()
+        return store.generation
 
 
 @flow(name="ragkit-ingest")

@@ -94,36 +94,12 @@ def ragkit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[s
 def milvus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real Milvus gRPC endpoint for the session: ``milvus-lite server`` on a free
     127.0.0.1 port (stopped afterwards); yields ``HOST:PORT``."""
-    import shutil
-    import socket
-    import time
+    from ragkit.errors import RagkitError
+    from ragkit.store.milvus.server import LiteServer, executable
 
-    executable = Path(sys.executable).parent / "milvus-lite"
-    if not executable.exists() and not shutil.which("milvus-lite"):
-        pytest.skip("milvus-lite is not installed (make install puts it in .venv)")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
-    data = tmp_path_factory.mktemp("milvus-data")
-    log = (data / "server.log").open("w")
-    command = [str(executable), "server", "--data-dir", str(data / "db")]
-    command += ["--host", "127.0.0.1", "--port", str(port)]
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while True:
-        with socket.socket() as client:
-            if client.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            pytest.fail(f"milvus-lite server did not start: {(data / 'server.log').read_text()}")
-        time.sleep(0.1)
     try:
-        yield f"127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+        executable()
+    except RagkitError as error:
+        pytest.skip(str(error))
+    with LiteServer(tmp_path_factory.mktemp("milvus-data")) as address:
+        yield address

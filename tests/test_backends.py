@@ -229,3 +229,21 @@ def test_the_cli_takes_a_milvus_address(tmp_path: Path, corpus: Path, milvus_ser
     missing = ragkit("query", "x", "--index", f"milvus://{milvus_server}/absent")
     assert missing.returncode == 2 and "no ragkit index here" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def test_the_token_is_never_shown(
+    tmp_path: Path, corpus: Path, milvus_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MILVUS_TOKEN", "s3cret-token")
+    with pytest.raises(RagkitError) as unreachable:
+        Index.open("milvus://127.0.0.1:9/ragkit")
+    assert "s3cret" not in str(unreachable.value)
+    with pytest.raises(RagkitError, match="MILVUS_TOKEN") as inline:
+        Index.open("milvus://root:s3cret@127.0.0.1:9/ragkit")
+    assert "s3cret" not in str(inline.value)
+    where = location("milvus", tmp_path, milvus_server)
+    with Index.open(where, create=True, model=MODEL) as index:
+        index.ingest([corpus / "water.md"])
+        assert "s3cret" not in repr(index.info()) + repr(index.store.address)  # type: ignore[attr-defined]
+    shown = ragkit("info", "--index", where)
+    assert shown.returncode == 0 and "s3cret" not in shown.stdout + shown.stderr

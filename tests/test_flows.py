@@ -230,3 +230,27 @@ def test_cli_flows_run_ingest_chooses_files(tmp_path: Path, corpus: Path) -> Non
     assert "faq.csv#q1" in keys and "cats.txt" not in keys
     result = CliRunner().invoke(app, [*args, "--include", "*.png", "--strict"])
     assert result.exit_code == 1, result.output
+
+
+@pytest.mark.slow
+def test_dask_workers_write_into_milvus_directly(
+    tmp_path: Path, files: Path, milvus_server: str
+) -> None:
+    """Into a Milvus server the workers write (``write`` tasks, each with its own client); the
+    index equals the one ``ragkit ingest`` builds in a folder."""
+    from test_backends import _spans
+
+    from flows.ingest import run_ingest
+
+    where = f"milvus://{milvus_server}/flow_{uuid.uuid4().hex[:8]}"
+    state = run_ingest(
+        [str(files)], where, runner="dask", workers=2, model=MODEL, return_state=True
+    )
+    report = state.result()
+    names = {name for name, _ in task_runs(state.state_details.flow_run_id)}
+    assert "write" in names and "commit" not in names
+    with Index.open(tmp_path / "folder", create=True, model=MODEL) as folder:
+        expected = folder.ingest([files])
+        with Index.open(where) as milvus:
+            assert _spans(milvus) == _spans(folder)
+    assert report.documents_added == expected.documents_added == 6

@@ -13,6 +13,10 @@ Example:
     '/data/ragkit.db'
     >>> is_milvus("docs/index"), is_milvus("milvus://h:1/c")
     (False, True)
+    >>> parse_milvus("milvus://root:secret@h:1/c")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ragkit.errors.RagkitError: milvus://h:1/c: give the credentials in MILVUS_TOKEN ...
 """
 
 from __future__ import annotations
@@ -69,13 +73,16 @@ def parse_milvus(location: str, token: str | None = None) -> MilvusAddress:
         display = location
         uri = path
     else:
+        if "@" in parts.netloc:  # the address is printed in messages and logs; a token is not
+            raise RagkitError(
+                f"{_without_secret(location)}: give the credentials in {TOKEN_VARIABLE} "
+                "(user:password or an API key), not in the address"
+            )
         if not parts.hostname or parts.port is None:
-            raise RagkitError(f"{_without_secret(location)}: no HOST:PORT; {forms}")
+            raise RagkitError(f"{location}: no HOST:PORT; {forms}")
         collection = parts.path.strip("/") or DEFAULT_COLLECTION
         display = f"milvus://{parts.hostname}:{parts.port}/{collection}"
         uri = f"http://{parts.hostname}:{parts.port}"
-        if parts.password and not token:  # milvus://user:password@host:port/collection
-            token = f"{parts.username}:{parts.password}"
     if not _COLLECTION.fullmatch(collection):
         raise RagkitError(
             f"{display}: collection name {collection!r}: use letters, digits and '_' (starting "

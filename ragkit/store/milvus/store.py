@@ -256,7 +256,12 @@ class MilvusStore:
         self._put_state({f"run:{started}:{uuid.uuid4().hex[:8]}": text[:60_000]})
 
     def ensure_sparse(self) -> None:
-        """Nothing to build: Milvus keeps BM25 statistics as rows are written."""
+        """Flush the chunk and document rows written since the last flush (once per ingest,
+        as the folder store rebuilds BM25 once): Milvus seals them into segments and builds
+        their HNSW and inverted indexes, so searches stop scanning unsealed rows one by one.
+        Rows are searchable before the flush too (``Strong`` consistency)."""
+        for kind in ("chunks", "documents"):
+            guarded(self.address, f"flushing {kind}", self.client.flush, self.collections[kind])
 
     # -- reading documents -------------------------------------------------------------------
     def _documents(self, fields: list[str], expression: str = "") -> Iterator[dict[str, Any]]:

@@ -1,0 +1,236 @@
+"""The folder store against Milvus: quality, ingest speed, query latency, memory per chunk.
+
+Run::
+
+    .venv/bin/python benchmarks/backends.py                    # every part
+    .venv/bin/python benchmarks/backends.py --parts quality    # nDCG / Recall / MRR only
+    .venv/bin/python benchmarks/backends.py --parts speed --sizes 10000
+
+Milvus is a ``milvus-lite server`` started here on a free port (a real gRPC endpoint, as
+Milvus Standalone is reached). Milvus Lite is a pure-Python re-implementation: its speed says
+little about a Milvus server's, so the speed figures of the Milvus column are Lite's, and the
+README's deployment estimate does not scale them.
+
+**quality** — each shared judged collection (``../shared/data/beir/*``) through ``ragkit eval``'s
+code (:func:`ragkit.evaluate.evaluate`: the whole pipeline, default settings) once into a folder
+and once into Milvus; nDCG@10, Recall@100 and MRR@10 per mode side by side. Goal: Milvus within
+0.005 of the folder on every collection and mode. Also each index's ingest time (same encoder,
+so the difference is the store's) and warm ``Index.search`` p50/p95 (hybrid, every judged query
+twice, the second round timed) on that real index.
+
+**speed** — the stores alone at ``--sizes`` chunks (10k, 100k): synthetic rows (random unit
+384-d vectors, 60 Zipf-drawn terms per chunk, 500-character texts) committed in batches of
+``--batch`` documents of 4 chunks; commit throughput (chunks/s), then 200 searches of each
+kind (dense top 100, sparse top 100 with the dense list's ids scored too, as weighted fusion
+asks, and the rows of the top 10): p50/p95 ms. Plus the bytes per chunk each store keeps
+(folder: SQLite + FAISS + BM25 files; Milvus Lite: its data folder), the ground of the
+README's 100M-chunk estimate.
+
+Writes ``benchmarks/results/backends.json`` (parts not run are kept from the file) and prints
+tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import ragkit  # noqa: F401  (thread policy before torch/faiss load)
+
+# isort: split
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from ragkit import Index
+from ragkit.chunking import Chunk
+from ragkit.config import Settings
+from ragkit.documents import Document
+from ragkit.evaluate import evaluate, load_judgments
+from ragkit.paths import shared_data_dir
+from ragkit.store import PendingDocument
+from ragkit.store.address import create_store
+from ragkit.store.milvus.server import LiteServer
+
+RESULTS = Path(__file__).parent / "results" / "backends.json"
+MODES = ("sparse", "dense", "hybrid")
+console = Console()
+
+
+def _percentiles(seconds: list[float]) -> dict[str, float]:
+    ordered = sorted(seconds)
+    return {
+        "p50_ms": 1000 * statistics.median(ordered),
+        "p95_ms": 1000 * ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))],
+    }
+
+
+def _folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def quality(server: str, work: Path) -> dict:
+    """Every judged collection into both backends through the whole pipeline."""
+    found: dict = {}
+    for dataset in sorted((shared_data_dir() / "beir").iterdir()):
+        judgments = load_judgments(dataset)
+        queries = list(judgments.queries.values())
+        for backend, where in (
+            ("folder", str(work / f"{dataset.name}-folder")),
+            ("milvus", f"milvus://{server}/q_{dataset.name}_{uuid.uuid4().hex[:6]}"),
+        ):
+            clock = time.perf_counter()
+            reports = evaluate(dataset, "auto", where, MODES)
+            total = time.perf_counter() - clock
+            with Index.open(where) as index:
+                for query in queries:  # warm: encoder, caches
+                    index.search(query, k=10)
+                timed = []
+                for query in queries:
+                    start = time.perf_counter()
+                    index.search(query, k=10)
+                    timed.append(time.perf_counter() - start)
+                chunks = index.info().chunks
+            found.setdefault(dataset.name, {})[backend] = {
+                "modes": {
+                    r.mode: {
+                        "ndcg_at_10": r.ndcg_at_10,
+                        "recall_at_100": r.recall_at_100,
+                        "mrr_at_10": r.mrr_at_10,
+                    }
+                    for r in reports
+                },
+                "model": reports[0].model,
+                "chunks": chunks,
+                "ingest_seconds": reports[0].seconds.get("ingest_commit", 0.0),
+                "eval_seconds": total,
+                "search_hybrid": _percentiles(timed),
+            }
+            console.print(f"{dataset.name} {backend}: done in {total:.0f} s", highlight=False)
+    return found
+
+
+def _synthetic(
+    count: int, rng: np.random.Generator, per_document: int = 4
+) -> list[PendingDocument]:
+    """``count`` synthetic chunks in documents of ``per_document``."""
+    vocabulary = [f"w{i}" for i in range(30_000)]
+    weights = 1.0 / np.arange(1, len(vocabulary) + 1)
+    weights /= weights.sum()
+    documents = []
+    for number in range(0, count, per_document):
+        size = min(per_document, count - number)
+        vectors = rng.standard_normal((size, 384)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        texts = ["x" * 500 for _ in range(size)]
+        chunks = [Chunk(t, 500 * i, 500 * (i + 1), 100, "fixed-256") for i, t in enumerate(texts)]
+        terms = [" ".join(rng.choice(vocabulary, 60, p=weights)) for _ in range(size)]
+        document = Document(
+            f"/bench/{number}.txt", f"/bench/{number}.txt", "".join(texts), f"h{number}", [],
+            language="en", script="Latn",
+        )  # fmt: skip
+        documents.append(PendingDocument(document, chunks, vectors, texts, terms))
+    return documents
+
+
+def speed(server: str, work: Path, sizes: list[int], batch: int) -> dict:
+    """Commit throughput, search latency and bytes per chunk of each store, synthetic rows."""
+    rng = np.random.default_rng(7)
+    found: dict = {}
+    for size in sizes:
+        pending = _synthetic(size, rng)
+        queries = rng.standard_normal((200, 384)).astype(np.float32)
+        queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+        query_terms = [list(rng.choice(pending[0].terms[0].split(), 4)) for _ in range(200)]
+        settings = Settings(embedding_model="all-minilm-l6-v2")
+        for backend, where in (
+            ("folder", str(work / f"speed-{size}")),
+            ("milvus", f"milvus://{server}/s_{size}_{uuid.uuid4().hex[:6]}"),
+        ):
+            store = create_store(where, settings, 384)
+            clock = time.perf_counter()
+            for start in range(0, len(pending), batch):
+                store.commit(pending[start : start + batch])
+            store.ensure_sparse()
+            committed = time.perf_counter() - clock
+            timings: dict[str, list[float]] = {"dense": [], "sparse": [], "rows": []}
+            for vector, terms in zip(queries, query_terms, strict=True):
+                start = time.perf_counter()
+                dense = store.search_vectors(vector, 100)
+                timings["dense"].append(time.perf_counter() - start)
+                start = time.perf_counter()
+                store.search_terms(terms, 100, None, [i for i, _ in dense])
+                timings["sparse"].append(time.perf_counter() - start)
+                start = time.perf_counter()
+                store.chunks_by_id(i for i, _ in dense[:10])
+                timings["rows"].append(time.perf_counter() - start)
+            store.close()
+            on_disk = (
+                _folder_bytes(Path(where))
+                if backend == "folder"
+                else _folder_bytes(work / "milvus" / "db")
+            )
+            found.setdefault(str(size), {})[backend] = {
+                "commit_chunks_per_second": size / committed,
+                "commit_seconds": committed,
+                **{
+                    f"{kind}_{k}": v
+                    for kind, t in timings.items()
+                    for k, v in _percentiles(t).items()
+                },
+                "bytes_on_disk": on_disk,
+            }
+            console.print(f"{size} {backend}: {size / committed:.0f} chunks/s", highlight=False)
+    return found
+
+
+def _print(results: dict) -> None:
+    for dataset, backends in results.get("quality", {}).items():
+        table = Table(title=f"{dataset}: folder vs Milvus ({backends['folder']['model']})")
+        for column in ("mode", "metric", "folder", "milvus", "Δ"):
+            table.add_column(column)
+        for mode in MODES:
+            for metric in ("ndcg_at_10", "recall_at_100", "mrr_at_10"):
+                a = backends["folder"]["modes"][mode][metric]
+                b = backends["milvus"]["modes"][mode][metric]
+                table.add_row(mode, metric, f"{a:.4f}", f"{b:.4f}", f"{b - a:+.4f}")
+        console.print(table)
+    for size, backends in results.get("speed", {}).items():
+        table = Table(title=f"{size} synthetic chunks (Milvus = milvus-lite server)")
+        table.add_column("figure")
+        for backend in backends:
+            table.add_column(backend)
+        for figure in next(iter(backends.values())):
+            table.add_row(figure, *(f"{b[figure]:,.1f}" for b in backends.values()))
+        console.print(table)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--parts", nargs="*", default=["quality", "speed"])
+    parser.add_argument("--sizes", nargs="*", type=int, default=[10_000, 100_000])
+    parser.add_argument("--batch", type=int, default=250, help="documents per commit (speed)")
+    args = parser.parse_args()
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    with tempfile.TemporaryDirectory(prefix="ragkit-backends-") as scratch:
+        work = Path(scratch)
+        with LiteServer(work / "milvus") as server:
+            if "quality" in args.parts:
+                results["quality"] = quality(server, work)
+            if "speed" in args.parts:
+                results["speed"] = speed(server, work, args.sizes, args.batch)
+    results["machine"] = {"cpus": os.cpu_count(), "milvus": "milvus-lite server (pure Python)"}
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2, ensure_ascii=False))
+    _print(results)
+
+
+if __name__ == "__main__":
+    main()
