@@ -284,7 +284,7 @@ class PrefectStages:
             # quote(): Prefect passes both through as they are, without walking them for futures
             return commit(quote(store), quote(pending))  # type: ignore[call-overload]
         parts = [pending[i : i + WRITE_PART] for i in range(0, len(pending), WRITE_PART)]
-        futures = [write.submit(store.location, quote(part)) for part in parts]  # type: ignore[call-overload]
+        futures = [write.submit(store.location, part) for part in parts]
         wait(futures)
         for future in futures:
             future.result()  # a rejected write fails the run, naming the index
