@@ -247,3 +247,34 @@ def test_the_token_is_never_shown(
         assert "s3cret" not in repr(index.info()) + repr(index.store.address)  # type: ignore[attr-defined]
     shown = ragkit("info", "--index", where)
     assert shown.returncode == 0 and "s3cret" not in shown.stdout + shown.stderr
+
+
+def test_eval_keeps_its_index_in_milvus(
+    tmp_path: Path, tiny_beir: Path, milvus_server: str
+) -> None:
+    figures = []
+    for kind in ("folder", "milvus"):
+        out = tmp_path / f"{kind}.json"
+        where = location(kind, tmp_path, milvus_server)
+        ran = ragkit("eval", str(tiny_beir), "--model", MODEL, "--mode", "all",
+                     "--keep-index", where, "--json", str(out))  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+        figures.append(
+            [(r["mode"], r["ndcg_at_10"], r["mrr_at_10"]) for r in json.loads(out.read_text())]
+        )
+        with Index.open(where) as kept:
+            assert kept.info().documents == 3
+    assert figures[0] == figures[1]
+
+
+def test_a_chunk_too_long_for_milvus_is_refused_alone(tmp_path: Path, milvus_server: str) -> None:
+    files = tmp_path / "files"
+    files.mkdir()
+    (files / "a.txt").write_text("Water boils at 100 degrees.", encoding="utf-8")
+    (files / "b.txt").write_text("x" * 70_000, encoding="utf-8")  # one 70,000-byte "word"
+    where = location("milvus", tmp_path, milvus_server)
+    ran = ragkit("ingest", str(files), "--index", where, "--model", MODEL, "--chunker", "fixed")
+    assert ran.returncode == 2 and "b.txt: chunk 0" in ran.stderr and "Traceback" not in ran.stderr
+    with Index.open(where) as index:
+        assert [Path(d.key).name for d in index.documents()] == ["a.txt"]
+        assert Path(index.search("water", k=1)[0].key).name == "a.txt"

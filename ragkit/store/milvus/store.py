@@ -520,7 +520,12 @@ class MilvusStore:
         replaced = {item.document.key for item in pending}
         removing = [key for key in dict.fromkeys(remove_keys) if key not in replaced]
         self._remove([document_id(key) for key in removing])
-        rows = [document_rows(item) for item in pending]
+        rows, refused = [], []
+        for item in pending:
+            try:
+                rows.append(document_rows(item))
+            except RagkitError as error:  # too long for Milvus: the rest of the batch goes on
+                refused.append(str(error))
         self._upsert("chunks", [chunk for each in rows for chunk in each.chunks])
         self._upsert("texts", [text for each in rows for text in each.texts])
         self._upsert("documents", [each.document for each in rows])
@@ -532,7 +537,13 @@ class MilvusStore:
             for kind in ("chunks", "texts"):
                 self.delete_rows(kind, stale)
             self._record_commit({item.document.language for item in pending})
-        return self._advance()
+        generation = self._advance()
+        if refused:
+            raise RagkitError(
+                f"{self.location}: not stored: {'; '.join(refused)} (the other {len(rows)} "
+                "documents of the batch were committed)"
+            )
+        return generation
 
     def _remove(self, ids: list[int]) -> None:
         """Delete documents: their rows first (hiding their chunks), then chunks and text."""
