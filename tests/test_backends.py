@@ -278,3 +278,17 @@ def test_a_chunk_too_long_for_milvus_is_refused_alone(tmp_path: Path, milvus_ser
     with Index.open(where) as index:
         assert [Path(d.key).name for d in index.documents()] == ["a.txt"]
         assert Path(index.search("water", k=1)[0].key).name == "a.txt"
+
+
+def test_an_index_opens_after_milvus_restarts(tmp_path: Path, corpus: Path) -> None:
+    from ragkit.store.milvus.server import LiteServer
+
+    data = tmp_path / "milvus"
+    with LiteServer(data) as server:
+        with Index.open(f"milvus://{server}/docs", create=True, model=MODEL) as index:
+            index.ingest([corpus])
+            before = [(h.key, h.start) for h in index.search("water boils", k=3)]
+    with LiteServer(data) as server:  # a new port, the same data: collections come back released
+        with Index.open(f"milvus://{server}/docs") as index:
+            assert [(h.key, h.start) for h in index.search("water boils", k=3)] == before
+            assert index.ingest([corpus]).documents_unchanged == 5

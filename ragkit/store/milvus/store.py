@@ -67,6 +67,8 @@ log = logging.getLogger(__name__)
 WRITE_BATCH = 256  # rows per upsert call
 EF_SEARCH = 128  # HNSW candidates per search at least (more when more hits are asked for)
 MAX_LIMIT = 16_384  # Milvus's largest top-k
+HIT_CACHE = 100_000  # document rows kept for searches (per generation)
+HIT_FIELDS = ["version", "key", "external_id", "source", "title", "language", "metadata"]
 CREATION_WAIT = 30.0  # seconds an open waits for an index another process is creating
 
 
@@ -84,6 +86,8 @@ class MilvusStore:
         self.dimension = int(state["dimension"])
         self.generation = int(state.get("generation", "0"))
         self._table: tuple[int, DocumentTable] | None = None
+        self._languages: tuple[int, dict[tuple[str, str], int]] | None = None
+        self._hits: tuple[int, dict[int, dict[str, Any]]] = (-1, {})
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -154,9 +158,12 @@ class MilvusStore:
                 f"{address.display}: the index was never finished (its creator stopped before "
                 f"writing its settings); drop the collections {listed} and ingest again"
             )
+        known = names(address.collection)
+        missing = [name for name in known.values() if not client.has_collection(name)]
+        for name in set(known.values()) - set(missing):
+            loaded(address, client, name)
         store = cls(address, client)
         schema = int(store.state_values("schema").get("schema", "0"))
-        missing = [name for name in store.collections.values() if not client.has_collection(name)]
         if schema != SCHEMA_VERSION or missing:
             store.close()
             if missing:
@@ -307,15 +314,41 @@ class MilvusStore:
         )
         return {int(row["id"]): row for row in rows}
 
+    def _hit_records(self, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """The document rows searches need (:data:`HIT_FIELDS`), kept for the generation
+        this store last followed: while no writer commits, a document is read once, and
+        every commit (each bumps the generation after its document rows) starts afresh."""
+        wanted = {int(i) for i in ids}
+        with self._lock:
+            if self._hits[0] != self.generation or len(self._hits[1]) > HIT_CACHE:
+                self._hits = (self.generation, {})
+            cached = self._hits[1]
+            found = {i: cached[i] for i in wanted if i in cached}
+        missing = wanted - found.keys()
+        if missing:
+            fetched = self._records(missing, HIT_FIELDS)
+            found |= fetched
+            with self._lock:
+                if self._hits[0] == self.generation:
+                    self._hits[1].update(fetched)
+        return found
+
     def _record(self, key: str, fields: Sequence[str]) -> dict[str, Any] | None:
         row = self._records([document_id(key)], ["key", *fields]).get(document_id(key))
         return row if row is not None and row["key"] == key else None
 
     def languages(self) -> dict[tuple[str, str], int]:
-        held: Counter[tuple[str, str]] = Counter()
-        for row in self._documents(["script", "language", "characters"]):
-            held[(row["script"], row["language"])] += int(row["characters"])
-        return dict(sorted(held.items(), key=lambda item: (-item[1], item[0][1])))
+        """Characters per ``(script, language)``, read once per generation (every search
+        routes its query by them)."""
+        self.refresh()
+        with self._lock:
+            if self._languages is None or self._languages[0] != self.generation:
+                held: Counter[tuple[str, str]] = Counter()
+                for row in self._documents(["script", "language", "characters"]):
+                    held[(row["script"], row["language"])] += int(row["characters"])
+                ordered = dict(sorted(held.items(), key=lambda item: (-item[1], item[0][1])))
+                self._languages = (self.generation, ordered)
+            return self._languages[1]
 
     def counts(self) -> dict[str, int]:
         documents = self._count("documents")
@@ -401,7 +434,7 @@ class MilvusStore:
     def _visible(self, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``hits`` (with ``document_id`` and ``version``) whose document row holds their
         version: committed content only."""
-        versions = self._records((h["entity"]["document_id"] for h in hits), ["version"])
+        versions = self._hit_records(h["entity"]["document_id"] for h in hits)
         return [
             hit
             for hit in hits
@@ -504,8 +537,7 @@ class MilvusStore:
     def chunks_by_id(self, ids: Iterable[int]) -> dict[int, StoredChunk]:
         fields = ["document_id", "version", "text", "start", "end"]
         chunks = self._chunk_rows(list(ids), fields)
-        wanted = ["version", "key", "external_id", "source", "title", "language", "metadata"]
-        records = self._records((c["document_id"] for c in chunks), wanted)
+        records = self._hit_records(c["document_id"] for c in chunks)
         return {
             int(chunk["id"]): stored_chunk(chunk, record)
             for chunk in chunks
@@ -610,6 +642,7 @@ def _created(address: MilvusAddress, client: MilvusClient) -> bool | None:
     None while it is being created (some collections, no settings yet)."""
     known = names(address.collection)
     if guarded(address, "looking for the index", client.has_collection, known["state"]):
+        loaded(address, client, known["state"])
         settings = guarded(
             address,
             "reading the index state",
@@ -622,6 +655,14 @@ def _created(address: MilvusAddress, client: MilvusClient) -> bool | None:
             return True
     present = guarded(address, "looking for the index", client.list_collections)
     return None if set(known.values()) & set(present) else False
+
+
+def loaded(address: MilvusAddress, client: MilvusClient, collection: str) -> None:
+    """Load ``collection`` into memory unless it is (a restarted Milvus, or one whose
+    collections were released, answers nothing until they are)."""
+    state = guarded(address, "loading", client.get_load_state, collection)
+    if "Loaded" not in str(state.get("state")):
+        guarded(address, f"loading {collection}", client.load_collection, collection)
 
 
 def client_has(address: MilvusAddress, collection: str) -> bool:
