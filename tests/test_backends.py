@@ -285,10 +285,12 @@ def test_an_index_opens_after_milvus_restarts(tmp_path: Path, corpus: Path) -> N
 
     data = tmp_path / "milvus"
     with LiteServer(data) as server:
-        with Index.open(f"milvus://{server}/docs", create=True, model=MODEL) as index:
-            index.ingest([corpus])
-            before = [(h.key, h.start) for h in index.search("water boils", k=3)]
+        index = Index.open(f"milvus://{server}/docs", create=True, model=MODEL)
+        index.ingest([corpus])
+        before = [(h.key, h.start) for h in index.search("water boils", k=3)]
+        index.close()
     with LiteServer(data) as server:  # a new port, the same data: collections come back released
-        with Index.open(f"milvus://{server}/docs") as index:
-            assert [(h.key, h.start) for h in index.search("water boils", k=3)] == before
-            assert index.ingest([corpus]).documents_unchanged == 5
+        index = Index.open(f"milvus://{server}/docs")
+        assert [(h.key, h.start) for h in index.search("water boils", k=3)] == before
+        assert index.ingest([corpus]).documents_unchanged == 5
+        index.close()
