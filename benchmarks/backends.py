@@ -15,16 +15,22 @@ README's deployment estimate does not scale them.
 code (:func:`ragkit.evaluate.evaluate`: the whole pipeline, default settings) once into a folder
 and once into Milvus; nDCG@10, Recall@100 and MRR@10 per mode side by side. Goal: Milvus within
 0.005 of the folder on every collection and mode. Also each index's ingest time (same encoder,
-so the difference is the store's) and warm ``Index.search`` p50/p95 (hybrid, every judged query
-twice, the second round timed) on that real index.
+so the difference is the store's) and warm hybrid search p50/p95 on that real index, in-process
+(``Index.search``) and through ``ragkit serve`` (HTTP, one client): every judged query twice,
+the second round timed.
 
-**speed** — the stores alone at ``--sizes`` chunks (10k, 100k): synthetic rows (random unit
+**speed** — each store at ``--sizes`` chunks (10k, 100k): synthetic rows (random unit
 384-d vectors, 60 Zipf-drawn terms per chunk, 500-character texts) committed in batches of
-``--batch`` documents of 4 chunks; commit throughput (chunks/s), then 200 searches of each
-kind (dense top 100, sparse top 100 with the dense list's ids scored too, as weighted fusion
-asks, and the rows of the top 10): p50/p95 ms. Plus the bytes per chunk each store keeps
-(folder: SQLite + FAISS + BM25 files; Milvus Lite: its data folder), the ground of the
-README's 100M-chunk estimate.
+``--batch`` documents of 4 chunks; commit throughput (chunks/s), then 200 queries of 4 of
+those terms: each store call alone (dense top 100; sparse top 100 with the dense list's ids
+scored too, as weighted fusion asks; the rows of the top 10), then the whole hybrid
+``Index.search`` in-process (all-MiniLM-L6-v2 encoding the query) and through ``ragkit
+serve``: p50/p95 ms. Plus the bytes per chunk each store writes to disk (folder: SQLite +
+FAISS + BM25 files; Milvus Lite: what its data folder grew by), a ground of the README's
+100M-chunk estimate.
+
+**dask** — ``ragkit flows run ingest --runner dask`` of Cranfield into Milvus with 1 and 2
+workers (``--workers``): the workers load, chunk, embed and write (``write`` tasks); documents/s.
 
 Writes ``benchmarks/results/backends.json`` (parts not run are kept from the file) and prints
 tables.
@@ -36,6 +42,8 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -45,6 +53,7 @@ import ragkit  # noqa: F401  (thread policy before torch/faiss load)
 
 # isort: split
 
+import httpx
 import numpy as np
 from rich.console import Console
 from rich.table import Table
@@ -57,7 +66,7 @@ from ragkit.evaluate import evaluate, load_judgments
 from ragkit.paths import shared_data_dir
 from ragkit.store import PendingDocument
 from ragkit.store.address import create_store
-from ragkit.store.milvus.server import LiteServer
+from ragkit.store.milvus.server import LiteServer, free_port
 
 RESULTS = Path(__file__).parent / "results" / "backends.json"
 MODES = ("sparse", "dense", "hybrid")
@@ -98,6 +107,7 @@ def quality(server: str, work: Path) -> dict:
                     index.search(query, k=10)
                     timed.append(time.perf_counter() - start)
                 chunks = index.info().chunks
+            over_http = _served(where, queries)
             found.setdefault(dataset.name, {})[backend] = {
                 "modes": {
                     r.mode: {
@@ -112,8 +122,65 @@ def quality(server: str, work: Path) -> dict:
                 "ingest_seconds": reports[0].seconds.get("ingest_commit", 0.0),
                 "eval_seconds": total,
                 "search_hybrid": _percentiles(timed),
+                "search_hybrid_http": over_http,
             }
             console.print(f"{dataset.name} {backend}: done in {total:.0f} s", highlight=False)
+    return found
+
+
+def _served(where: str, queries: list[str]) -> dict[str, float]:
+    """p50/p95 of hybrid searches through ``ragkit serve`` over ``where`` (one client, warm)."""
+    port = free_port()
+    command = [str(Path(sys.executable).parent / "ragkit"), "serve", f"bench={where}"]
+    server = subprocess.Popen(
+        [*command, "--port", str(port), "--log-level", "warning"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
+            deadline = time.monotonic() + 180
+            while True:
+                try:
+                    if client.get("/health").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    if server.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError(f"ragkit serve {where} did not start") from None
+                time.sleep(0.2)
+            timed = []
+            for round_ in range(2):
+                for query in queries:
+                    start = time.perf_counter()
+                    client.post("/search", json={"query": query, "k": 10}).raise_for_status()
+                    if round_:
+                        timed.append(time.perf_counter() - start)
+        return _percentiles(timed)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def dask(server: str, workers: list[int]) -> dict:
+    """``ragkit flows run ingest --runner dask --workers N`` of Cranfield into Milvus: the
+    workers embed and write; documents/s for each N (one run each, a fresh collection)."""
+    from flows.ingest import run_ingest
+
+    corpus = shared_data_dir() / "beir" / "cranfield" / "corpus.jsonl"
+    found: dict = {}
+    for count in workers:
+        where = f"milvus://{server}/d_{count}_{uuid.uuid4().hex[:6]}"
+        clock = time.perf_counter()
+        report = run_ingest([str(corpus)], where, runner="dask", workers=count,
+                            model="all-minilm-l6-v2", refresh_cache=True)  # fmt: skip
+        seconds = time.perf_counter() - clock
+        found[str(count)] = {
+            "documents": report.documents_added,
+            "chunks": report.chunks_added,
+            "seconds": seconds,
+            "documents_per_second": report.documents_added / seconds,
+        }
+        console.print(f"dask {count} workers: {seconds:.0f} s", highlight=False)
     return found
 
 
@@ -155,6 +222,7 @@ def speed(server: str, work: Path, sizes: list[int], batch: int) -> dict:
             ("milvus", f"milvus://{server}/s_{size}_{uuid.uuid4().hex[:6]}"),
         ):
             store = create_store(where, settings, 384)
+            disk_before = _folder_bytes(work / "milvus" / "db")
             clock = time.perf_counter()
             for start in range(0, len(pending), batch):
                 store.commit(pending[start : start + batch])
@@ -171,11 +239,21 @@ def speed(server: str, work: Path, sizes: list[int], batch: int) -> dict:
                 start = time.perf_counter()
                 store.chunks_by_id(i for i, _ in dense[:10])
                 timings["rows"].append(time.perf_counter() - start)
-            store.close()
+            texts = [" ".join(terms) for terms in query_terms]
+            index = Index(store)
+            for text in texts[:20]:  # warm: the encoder, caches
+                index.search(text, k=10)
+            searched = []
+            for text in texts:
+                start = time.perf_counter()
+                index.search(text, k=10)
+                searched.append(time.perf_counter() - start)
+            index.close()
+            timings_http = _served(where, texts)
             on_disk = (
                 _folder_bytes(Path(where))
                 if backend == "folder"
-                else _folder_bytes(work / "milvus" / "db")
+                else _folder_bytes(work / "milvus" / "db") - disk_before
             )
             found.setdefault(str(size), {})[backend] = {
                 "commit_chunks_per_second": size / committed,
@@ -185,7 +263,9 @@ def speed(server: str, work: Path, sizes: list[int], batch: int) -> dict:
                     for kind, t in timings.items()
                     for k, v in _percentiles(t).items()
                 },
-                "bytes_on_disk": on_disk,
+                **{f"search_{k}": v for k, v in _percentiles(searched).items()},
+                **{f"http_{k}": v for k, v in timings_http.items()},
+                "bytes_on_disk_per_chunk": on_disk / size,
             }
             console.print(f"{size} {backend}: {size / committed:.0f} chunks/s", highlight=False)
     return found
@@ -202,6 +282,27 @@ def _print(results: dict) -> None:
                 b = backends["milvus"]["modes"][mode][metric]
                 table.add_row(mode, metric, f"{a:.4f}", f"{b:.4f}", f"{b - a:+.4f}")
         console.print(table)
+    for dataset, backends in results.get("quality", {}).items():
+        table = Table(title=f"{dataset}: warm hybrid search, ms (p50 / p95)")
+        for column in ("backend", "chunks", "in-process", "ragkit serve (HTTP)"):
+            table.add_column(column)
+        for backend, figures in backends.items():
+            local, http = figures["search_hybrid"], figures.get("search_hybrid_http", {})
+            table.add_row(
+                backend,
+                str(figures["chunks"]),
+                f"{local['p50_ms']:.1f} / {local['p95_ms']:.1f}",
+                f"{http.get('p50_ms', 0):.1f} / {http.get('p95_ms', 0):.1f}",
+            )
+        console.print(table)
+    if "dask" in results:
+        table = Table(title="flows run ingest --runner dask into Milvus (Cranfield)")
+        for column in ("workers", "documents", "seconds", "documents/s"):
+            table.add_column(column)
+        for count, figures in results["dask"].items():
+            table.add_row(count, str(figures["documents"]), f"{figures['seconds']:.0f}",
+                          f"{figures['documents_per_second']:.1f}")  # fmt: skip
+        console.print(table)
     for size, backends in results.get("speed", {}).items():
         table = Table(title=f"{size} synthetic chunks (Milvus = milvus-lite server)")
         table.add_column("figure")
@@ -214,7 +315,8 @@ def _print(results: dict) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--parts", nargs="*", default=["quality", "speed"])
+    parser.add_argument("--parts", nargs="*", default=["quality", "speed", "dask"])
+    parser.add_argument("--workers", nargs="*", type=int, default=[1, 2], help="dask part")
     parser.add_argument("--sizes", nargs="*", type=int, default=[10_000, 100_000])
     parser.add_argument("--batch", type=int, default=250, help="documents per commit (speed)")
     args = parser.parse_args()
@@ -226,6 +328,8 @@ def main() -> None:
                 results["quality"] = quality(server, work)
             if "speed" in args.parts:
                 results["speed"] = speed(server, work, args.sizes, args.batch)
+            if "dask" in args.parts:
+                results["dask"] = dask(server, args.workers)
     results["machine"] = {"cpus": os.cpu_count(), "milvus": "milvus-lite server (pure Python)"}
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2, ensure_ascii=False))

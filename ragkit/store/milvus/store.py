@@ -28,48 +28,42 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 import uuid
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pymilvus import MilvusClient, MilvusException
+from pymilvus import MilvusClient
 
 from ragkit.chunking import ChunkingRecord
 from ragkit.config import ANALYSIS_SETTINGS, Settings
 from ragkit.errors import RagkitError
 from ragkit.normalize.detect import RULES_VERSION, LanguageGuess
 from ragkit.store import language_rules, tokenizers
-from ragkit.store.milvus import collections
+from ragkit.store.milvus import collections, lifecycle
 from ragkit.store.milvus.address import MilvusAddress
-from ragkit.store.milvus.collections import SCHEMA_VERSION, guarded, id_list, names, scan
+from ragkit.store.milvus.collections import guarded, id_list, names, scan
+from ragkit.store.milvus.lifecycle import state_row
 from ragkit.store.milvus.rows import (
     CHUNK_FIELDS,
     DOCUMENT_FIELDS,
     document_id,
     document_rows,
     pending_from,
-    stored_chunk,
 )
+from ragkit.store.milvus.search import ChunkSearch
 from ragkit.store.milvus.selection import FIELDS, DocumentTable
-from ragkit.store.milvus.terms import spelled_query
 from ragkit.store.records import DocumentEntry, PendingDocument, StoredChunk
-from ragkit.store.store import IndexExistsError
 
 __all__ = ["MilvusStore"]
 
 log = logging.getLogger(__name__)
 
 WRITE_BATCH = 256  # rows per upsert call
-EF_SEARCH = 128  # HNSW candidates per search at least (more when more hits are asked for)
-MAX_LIMIT = 16_384  # Milvus's largest top-k
 HIT_CACHE = 100_000  # document rows kept for searches (per generation)
 HIT_FIELDS = ["version", "key", "external_id", "source", "title", "language", "metadata"]
-CREATION_WAIT = 30.0  # seconds an open waits for an index another process is creating
 
 
 class MilvusStore:
@@ -88,95 +82,23 @@ class MilvusStore:
         self._table: tuple[int, DocumentTable] | None = None
         self._languages: tuple[int, dict[tuple[str, str], int]] | None = None
         self._hits: tuple[int, dict[int, dict[str, Any]]] = (-1, {})
+        self.search = ChunkSearch(address, client, self._hit_records)
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
     def exists(cls, address: MilvusAddress) -> bool:
-        """Whether ``address`` holds a ragkit index: its state collection holds its settings
-        (written last by :meth:`create`)."""
-        if address.embedded and not Path(address.uri).exists():
-            return False  # connecting would create the file
-        client = collections.connect(address)
-        try:
-            return _created(address, client) is True
-        finally:
-            client.close()
+        """Whether ``address`` holds a ragkit index (:func:`~.lifecycle.exists`)."""
+        return lifecycle.exists(address)
 
     @classmethod
     def create(cls, address: MilvusAddress, settings: Settings, dimension: int) -> MilvusStore:
-        """Create an empty index at ``address``; :class:`ragkit.store.IndexExistsError` when
-        one is there, or another process is creating it. The settings, which make the index
-        exist, are written last."""
-        if address.embedded:
-            Path(address.uri).parent.mkdir(parents=True, exist_ok=True)
-        client = collections.connect(address)
-        known = names(address.collection)
-        try:
-            if any(client.has_collection(name) for name in known.values()):
-                raise IndexExistsError(f"{address.display}: already holds a ragkit index")
-            collections.create(client, address.collection, dimension, settings)
-            collections.create_state(client, address.collection)
-        except MilvusException as error:
-            client.close()
-            if client_has(address, known["state"]):  # another process won the race
-                raise IndexExistsError(f"{address.display}: created meanwhile") from error
-            raise collections.failed(address, "creating the index", error) from error
-        except IndexExistsError:
-            client.close()
-            raise
-        rows = {
-            "settings": settings.model_dump_json(),
-            "dimension": str(dimension),
-            "schema": str(SCHEMA_VERSION),
-            "generation": "0",
-        }
-        store_rows = [_state_row(name, value) for name, value in rows.items()]
-        guarded(address, "creating the index", client.upsert, known["state"], store_rows)
-        return cls(address, client)
+        """Create an empty index at ``address`` (:func:`~.lifecycle.create`)."""
+        return cls(address, lifecycle.create(address, settings, dimension))
 
     @classmethod
     def open(cls, address: MilvusAddress) -> MilvusStore:
-        """Open the index at ``address``: a missing index, or one an older ragkit wrote in
-        another schema, is a :class:`RagkitError` saying what to do. An index another
-        process is creating is waited for (up to :data:`CREATION_WAIT` seconds)."""
-        absent = RagkitError(
-            f"{address.display}: no ragkit index here; create one with "
-            f"`ragkit ingest PATH --index {address.display}`"
-        )
-        if address.embedded and not Path(address.uri).exists():
-            raise absent
-        client = collections.connect(address)
-        deadline = time.monotonic() + CREATION_WAIT
-        while (created := _created(address, client)) is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-        if created is not True:
-            client.close()
-            if created is False:
-                raise absent
-            listed = ", ".join(names(address.collection).values())
-            raise RagkitError(
-                f"{address.display}: the index was never finished (its creator stopped before "
-                f"writing its settings); drop the collections {listed} and ingest again"
-            )
-        known = names(address.collection)
-        missing = [name for name in known.values() if not client.has_collection(name)]
-        for name in set(known.values()) - set(missing):
-            loaded(address, client, name)
-        store = cls(address, client)
-        schema = int(store.state_values("schema").get("schema", "0"))
-        if schema != SCHEMA_VERSION or missing:
-            store.close()
-            if missing:
-                raise RagkitError(
-                    f"{address.display}: collection {', '.join(missing)} missing; the index is "
-                    "damaged: drop its collections and ingest again"
-                )
-            raise RagkitError(
-                f"{address.display}: written by a ragkit with Milvus schema {schema}, this one "
-                f"reads schema {SCHEMA_VERSION}; export it with that version "
-                "(`ragkit export --vectors`) and ingest again into a new collection"
-            )
-        return store
+        """Open the index at ``address`` (:func:`~.lifecycle.connect_existing`)."""
+        return cls(address, lifecycle.connect_existing(address))
 
     def close(self) -> None:
         with self._lock:
@@ -200,7 +122,7 @@ class MilvusStore:
         return {row["name"]: row["value"] for row in rows}
 
     def _put_state(self, values: Mapping[str, str]) -> None:
-        rows = [_state_row(name, value) for name, value in values.items()]
+        rows = [state_row(name, value) for name, value in values.items()]
         guarded(
             self.address,
             "writing the index state",
@@ -431,50 +353,10 @@ class MilvusStore:
         ``allowed``)."""
         return self._table_now().ids(filters)
 
-    def _visible(self, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """``hits`` (with ``document_id`` and ``version``) whose document row holds their
-        version: committed content only."""
-        versions = self._hit_records(h["entity"]["document_id"] for h in hits)
-        return [
-            hit
-            for hit in hits
-            if (row := versions.get(int(hit["entity"]["document_id"]))) is not None
-            and row["version"] == hit["entity"]["version"]
-        ]
-
-    def _search(
-        self, data: Any, field: str, k: int, allowed: np.ndarray | None, params: dict
-    ) -> list[tuple[int, float]]:
-        """The ``k`` best visible chunks for ``data`` on ``field`` (fetching more while
-        hidden rows of unfinished writes took places)."""
-        if allowed is not None and not len(allowed):
-            return []
-        expression = f"document_id in {id_list(allowed)}" if allowed is not None else ""
-        limit = k
-        while True:
-            found = guarded(
-                self.address,
-                "searching",
-                self.client.search,
-                self.collections["chunks"],
-                data=[data],
-                anns_field=field,
-                limit=limit,
-                filter=expression,
-                output_fields=["document_id", "version"],
-                search_params=params,
-            )[0]
-            hits = self._visible(list(found))
-            if len(hits) >= k or len(found) < limit or limit >= MAX_LIMIT:
-                return [(int(hit["id"]), _score(hit, field)) for hit in hits[:k]]
-            limit = min(limit * 2, MAX_LIMIT)
-
     def search_vectors(
         self, query: np.ndarray, k: int, allowed: np.ndarray | None = None
     ) -> list[tuple[int, float]]:
-        params = {"metric_type": "IP", "params": {"ef": max(EF_SEARCH, k)}}
-        vector = np.asarray(query, dtype=np.float32).tolist()
-        return self._search(vector, "vector", k, allowed, params)
+        return self.search.vectors(query, k, allowed)
 
     def search_terms(
         self,
@@ -483,67 +365,13 @@ class MilvusStore:
         allowed: np.ndarray | None = None,
         include: Collection[int] = (),
     ) -> list[tuple[int, float]]:
-        if not terms:
-            return []
-        text = spelled_query(terms)
-        params = {"metric_type": "BM25"}
-        scored = self._search(text, "sparse", k, allowed, params)
-        extra = [i for i in dict.fromkeys(include) if i not in {c for c, _ in scored}]
-        if extra:
-            known = {chunk: score for chunk, score in self._score_terms(text, extra, allowed)}
-            scored += [(chunk, known.get(chunk, 0.0)) for chunk in extra]
-        return sorted(scored, key=lambda pair: -pair[1])
-
-    def _score_terms(
-        self, text: str, ids: list[int], allowed: np.ndarray | None
-    ) -> list[tuple[int, float]]:
-        """BM25 scores of the chunks ``ids`` (those matching no term are left out)."""
-        where = f"id in {id_list(ids)}"
-        if allowed is not None:
-            where += f" and document_id in {id_list(allowed)}"
-        found = guarded(
-            self.address,
-            "searching",
-            self.client.search,
-            self.collections["chunks"],
-            data=[text],
-            anns_field="sparse",
-            limit=len(ids),
-            filter=where,
-            output_fields=["id"],
-            search_params={"metric_type": "BM25"},
-        )[0]
-        return [(int(hit["id"]), _score(hit, "sparse")) for hit in found]
-
-    def _chunk_rows(self, ids: list[int], fields: list[str]) -> list[dict[str, Any]]:
-        if not ids:
-            return []
-        return list(
-            guarded(
-                self.address,
-                "reading chunks",
-                self.client.get,
-                self.collections["chunks"],
-                ids=ids,
-                output_fields=fields,
-            )
-        )
+        return self.search.terms(terms, k, allowed, include)
 
     def score_vectors(self, query: np.ndarray, ids: list[int]) -> list[tuple[int, float]]:
-        rows = {int(r["id"]): r["vector"] for r in self._chunk_rows(list(ids), ["vector"])}
-        vector = np.asarray(query, dtype=np.float32)
-        return [(i, float(np.asarray(rows[i], np.float32) @ vector)) for i in ids if i in rows]
+        return self.search.score_vectors(query, ids)
 
     def chunks_by_id(self, ids: Iterable[int]) -> dict[int, StoredChunk]:
-        fields = ["document_id", "version", "text", "start", "end"]
-        chunks = self._chunk_rows(list(ids), fields)
-        records = self._hit_records(c["document_id"] for c in chunks)
-        return {
-            int(chunk["id"]): stored_chunk(chunk, record)
-            for chunk in chunks
-            if (record := records.get(int(chunk["document_id"]))) is not None
-            and record["version"] == chunk["version"]
-        }
+        return self.search.chunks(ids)
 
     # -- writing -----------------------------------------------------------------------------
     def commit(self, pending: list[PendingDocument], remove_keys: Iterable[str] = ()) -> int:
@@ -635,51 +463,3 @@ class MilvusStore:
         if moved:
             self.commit(moved, remove_keys=list(renames))
         return len(moved)
-
-
-def _created(address: MilvusAddress, client: MilvusClient) -> bool | None:
-    """True when the index at ``address`` exists, False when none of its collections do,
-    None while it is being created (some collections, no settings yet)."""
-    known = names(address.collection)
-    if guarded(address, "looking for the index", client.has_collection, known["state"]):
-        loaded(address, client, known["state"])
-        settings = guarded(
-            address,
-            "reading the index state",
-            client.query,
-            known["state"],
-            filter='name == "settings"',
-            output_fields=["name"],
-        )
-        if settings:
-            return True
-    present = guarded(address, "looking for the index", client.list_collections)
-    return None if set(known.values()) & set(present) else False
-
-
-def loaded(address: MilvusAddress, client: MilvusClient, collection: str) -> None:
-    """Load ``collection`` into memory unless it is (a restarted Milvus, or one whose
-    collections were released, answers nothing until they are)."""
-    state = guarded(address, "loading", client.get_load_state, collection)
-    if "Loaded" not in str(state.get("state")):
-        guarded(address, f"loading {collection}", client.load_collection, collection)
-
-
-def client_has(address: MilvusAddress, collection: str) -> bool:
-    """Whether ``collection`` exists, asked on a new connection."""
-    client = collections.connect(address)
-    try:
-        return bool(client.has_collection(collection))
-    finally:
-        client.close()
-
-
-def _score(hit: Mapping[str, Any], field: str) -> float:
-    """A hit's score as the folder store gives it: the inner product, or the BM25 score
-    (a negative distance from Milvus Lite, positive from Milvus) without Milvus's k1 + 1."""
-    distance = float(hit["distance"])
-    return distance if field == "vector" else abs(distance) / collections.BM25_SCALE
-
-
-def _state_row(name: str, value: str) -> dict[str, Any]:
-    return {"name": name, "value": value, "placeholder": collections.PLACEHOLDER}

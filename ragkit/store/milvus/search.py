@@ -1,0 +1,138 @@
+"""Searches of a Milvus index's chunks that return committed chunks only, scored as the
+folder store scores them.
+
+A chunk is visible while its ``version`` is the one its document row holds
+(:mod:`ragkit.store.milvus.store`); hidden rows of unfinished writes can take places in
+Milvus's top k, so a search asks for more until ``k`` visible chunks are found (or none are
+left). Scores: inner products as Milvus returns them; BM25 without Milvus's ``k1 + 1``
+factor and with its sign fixed (Milvus Lite gives BM25 as a negative distance).
+
+Example:
+    >>> score({"distance": -6.25}, "sparse"), score({"distance": 0.5}, "vector")
+    (2.5, 0.5)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any
+
+import numpy as np
+from pymilvus import MilvusClient
+
+from ragkit.store.milvus.address import MilvusAddress
+from ragkit.store.milvus.collections import BM25_SCALE, guarded, id_list, names
+from ragkit.store.milvus.rows import stored_chunk
+from ragkit.store.milvus.terms import spelled_query
+from ragkit.store.records import StoredChunk
+
+__all__ = ["ChunkSearch", "score"]
+
+EF_SEARCH = 128  # HNSW candidates per search at least (more when more hits are asked for)
+MAX_LIMIT = 16_384  # Milvus's largest top-k
+
+Records = Callable[[Iterable[int]], dict[int, dict[str, Any]]]
+"""Document rows by id (with ``version`` and what a hit shows of its document)."""
+
+
+def score(hit: Mapping[str, Any], field: str) -> float:
+    """A hit's score as the folder store gives it."""
+    distance = float(hit["distance"])
+    return distance if field == "vector" else abs(distance) / BM25_SCALE
+
+
+class ChunkSearch:
+    """Dense and sparse searches, scoring and row reads over one index's chunk collection;
+    ``records`` reads document rows (the store keeps them per generation)."""
+
+    def __init__(self, address: MilvusAddress, client: MilvusClient, records: Records) -> None:
+        self.address = address
+        self.client = client
+        self.chunks_collection = names(address.collection)["chunks"]
+        self.records = records
+
+    def vectors(
+        self, query: np.ndarray, k: int, allowed: np.ndarray | None
+    ) -> list[tuple[int, float]]:
+        """Chunk ids and inner products of the ``k`` nearest vectors (HNSW)."""
+        params = {"metric_type": "IP", "params": {"ef": max(EF_SEARCH, k)}}
+        vector = np.asarray(query, dtype=np.float32).tolist()
+        return self._nearest(vector, "vector", k, allowed, params)
+
+    def terms(
+        self, terms: list[str], k: int, allowed: np.ndarray | None, include: Collection[int]
+    ) -> list[tuple[int, float]]:
+        """Chunk ids and BM25 scores of the ``k`` best matches of ragkit's ``terms``, plus the
+        scores (0 where no term matches) of the ``include`` ids, best first."""
+        if not terms:
+            return []
+        text = spelled_query(terms)
+        scored = self._nearest(text, "sparse", k, allowed, {"metric_type": "BM25"})
+        extra = [i for i in dict.fromkeys(include) if i not in {c for c, _ in scored}]
+        if extra:
+            known = dict(self._score_terms(text, extra, allowed))
+            scored += [(chunk, known.get(chunk, 0.0)) for chunk in extra]
+        return sorted(scored, key=lambda pair: -pair[1])
+
+    def score_vectors(self, query: np.ndarray, ids: list[int]) -> list[tuple[int, float]]:
+        """Exact inner products of ``query`` with the stored vectors of ``ids``."""
+        rows = {int(r["id"]): r["vector"] for r in self._rows(list(ids), ["vector"])}
+        vector = np.asarray(query, dtype=np.float32)
+        return [(i, float(np.asarray(rows[i], np.float32) @ vector)) for i in ids if i in rows]
+
+    def chunks(self, ids: Iterable[int]) -> dict[int, StoredChunk]:
+        """The visible chunks among ``ids``, with their documents."""
+        rows = self._rows(list(ids), ["document_id", "version", "text", "start", "end"])
+        records = self.records(row["document_id"] for row in rows)
+        return {
+            int(row["id"]): stored_chunk(row, record)
+            for row in rows
+            if (record := records.get(int(row["document_id"]))) is not None
+            and record["version"] == row["version"]
+        }
+
+    def _visible(self, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``hits`` whose document row holds their version: committed content only."""
+        versions = self.records(h["entity"]["document_id"] for h in hits)
+        return [
+            hit
+            for hit in hits
+            if (row := versions.get(int(hit["entity"]["document_id"]))) is not None
+            and row["version"] == hit["entity"]["version"]
+        ]
+
+    def _nearest(
+        self, data: Any, field: str, k: int, allowed: np.ndarray | None, params: dict
+    ) -> list[tuple[int, float]]:
+        """The ``k`` best visible chunks for ``data`` on ``field``."""
+        if allowed is not None and not len(allowed):
+            return []
+        expression = f"document_id in {id_list(allowed)}" if allowed is not None else ""
+        limit = k
+        while True:
+            found = guarded(self.address, "searching", self.client.search,
+                            self.chunks_collection, data=[data], anns_field=field, limit=limit,
+                            filter=expression, output_fields=["document_id", "version"],
+                            search_params=params)[0]  # fmt: skip
+            hits = self._visible(list(found))
+            if len(hits) >= k or len(found) < limit or limit >= MAX_LIMIT:
+                return [(int(hit["id"]), score(hit, field)) for hit in hits[:k]]
+            limit = min(limit * 2, MAX_LIMIT)
+
+    def _score_terms(
+        self, text: str, ids: list[int], allowed: np.ndarray | None
+    ) -> list[tuple[int, float]]:
+        """BM25 scores of the chunks ``ids`` (those matching no term are left out)."""
+        where = f"id in {id_list(ids)}"
+        if allowed is not None:
+            where += f" and document_id in {id_list(allowed)}"
+        found = guarded(self.address, "searching", self.client.search, self.chunks_collection,
+                        data=[text], anns_field="sparse", limit=len(ids), filter=where,
+                        output_fields=["id"], search_params={"metric_type": "BM25"})[0]  # fmt: skip
+        return [(int(hit["id"]), score(hit, "sparse")) for hit in found]
+
+    def _rows(self, ids: list[int], fields: list[str]) -> list[dict[str, Any]]:
+        if not ids:
+            return []
+        return list(guarded(self.address, "reading chunks", self.client.get,
+                            self.chunks_collection, ids=ids, output_fields=fields))  # fmt: skip
