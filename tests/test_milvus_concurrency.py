@@ -15,10 +15,10 @@ import time
 import uuid
 from pathlib import Path
 
-import httpx
 import pytest
 from conftest import MODEL, ragkit
 from reliability.killharness import CRANFIELD, cranfield_files
+from serving import served
 
 from ragkit import Index
 from ragkit.store.address import diagnose, repair
@@ -102,39 +102,12 @@ def test_a_writer_killed_and_run_again_leaves_no_duplicate(
 
 @pytest.mark.slow  # two server processes loading the model
 def test_two_servers_answer_alike(tmp_path: Path, milvus_server: str) -> None:
-    from test_serve import free_port
-
     files = cranfield_files(tmp_path / "files", 12)
     where = _new(milvus_server)
     assert ragkit("ingest", str(files), "--index", where).returncode == 0
-    servers, clients = [], []
-    try:
-        for _ in range(2):
-            port = free_port()
-            command = [RAGKIT, "serve", f"docs={where}"]
-            command += ["--port", str(port), "--log-level", "warning"]
-            servers.append(subprocess.Popen(command, stderr=subprocess.DEVNULL))
-            clients.append(httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60))
-        for client, server in zip(clients, servers, strict=True):
-            deadline = time.monotonic() + 180
-            while True:
-                try:
-                    if client.get("/health").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert server.poll() is None and time.monotonic() < deadline
-                time.sleep(0.2)
-        body = {"query": "boundary layer transition on a flat plate", "k": 5}
-        answers = [client.post("/search", json=body).json()["hits"] for client in clients]
-        assert answers[0] and answers[0] == answers[1]
-        with Index.open(where) as index:
-            assert [h["key"] for h in answers[0]] == [
-                h.key for h in index.search(body["query"], k=5)
-            ]
-    finally:
-        for client in clients:
-            client.close()
-        for server in servers:
-            server.terminate()
-            server.wait(timeout=30)
+    body = {"query": "boundary layer transition on a flat plate", "k": 5}
+    with served(f"docs={where}") as first, served(f"docs={where}") as second:
+        answers = [client.post("/search", json=body).json()["hits"] for client in (first, second)]
+    assert answers[0] and answers[0] == answers[1]
+    with Index.open(where) as index:
+        assert [h["key"] for h in answers[0]] == [h.key for h in index.search(body["query"], k=5)]

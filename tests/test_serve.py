@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
@@ -15,18 +10,13 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import MODEL
+from serving import served
 from typer.testing import CliRunner
 
 from ragkit import Index
 from ragkit.cli import app
 from ragkit.errors import RagkitError
 from ragkit.serve import parse_locations
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -44,29 +34,8 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def server(folder: Path) -> Iterator[httpx.Client]:
     """``ragkit serve`` over the index twice (named ``main`` and ``again``)."""
-    port = free_port()
-    command = [str(Path(sys.executable).parent / "ragkit"), "serve", f"main={folder}"]
-    command += [f"again={folder}", "--port", str(port), "--log-level", "warning"]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if client.get("/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                output = process.stdout.read().decode() if process.stdout else ""
-                pytest.fail(f"ragkit serve did not start:\n{output}")
-            time.sleep(0.2)
+    with served(f"main={folder}", f"again={folder}") as client:
         yield client
-    finally:
-        client.close()
-        process.terminate()
-        process.wait(timeout=30)
 
 
 @pytest.mark.slow  # a server process loading the model: ~30 s on a busy 2-core machine

@@ -30,7 +30,6 @@ from ragkit.store.schema import DB_NAME
 from ragkit.store.store import Store
 
 if TYPE_CHECKING:
-    from ragkit.store.milvus.doctor import Diagnosis as MilvusDiagnosis
     from ragkit.store.milvus.store import MilvusStore
 
 __all__ = [
@@ -105,23 +104,21 @@ def create_store(location: Location, settings: Settings, dimension: int) -> Inde
     return _milvus().create(address, settings, dimension)
 
 
-def diagnose(location: Location) -> doctor.Diagnosis | MilvusDiagnosis:
+def diagnose(location: Location) -> doctor.Diagnosis:
     """``ragkit doctor``'s checks of the index at ``location`` (nothing changed)."""
-    address = _address(location)
-    if address is None:
-        return doctor.diagnose(location)
-    _milvus()
-    from ragkit.store.milvus import doctor as milvus_doctor
-
-    return milvus_doctor.diagnose(address)
+    return _doctor(location, fix=False)
 
 
-def repair(location: Location) -> doctor.Diagnosis | MilvusDiagnosis:
+def repair(location: Location) -> doctor.Diagnosis:
     """``ragkit doctor --repair``: rebuild what can be derived again, then check."""
+    return _doctor(location, fix=True)
+
+
+def _doctor(location: Location, fix: bool) -> doctor.Diagnosis:
     address = _address(location)
     if address is None:
-        return doctor.repair(location)
-    _milvus()
+        return doctor.repair(location) if fix else doctor.diagnose(location)
+    _milvus()  # the install hint when pymilvus is missing
     from ragkit.store.milvus import doctor as milvus_doctor
 
-    return milvus_doctor.repair(address)
+    return milvus_doctor.repair(address) if fix else milvus_doctor.diagnose(address)

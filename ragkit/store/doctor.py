@@ -47,19 +47,22 @@ from ragkit.store.manifest import (
 from ragkit.store.schema import connect, connect_read_only
 from ragkit.store.store import stored_vectors
 
-REPAIR_HINT = "run `ragkit doctor --index {folder} --repair` to rebuild it from SQLite"
+REPAIR_HINT = "run `ragkit doctor --index {folder} --repair` to {repair}"
 
 
 @dataclass
 class Diagnosis:
-    """What :func:`diagnose` found: ``problems`` need a repair, ``notes`` do not."""
+    """What :func:`diagnose` found: ``problems`` need a repair, ``notes`` do not. ``folder``
+    names the index (a folder, or a Milvus address); ``repair`` says what ``--repair`` does
+    there."""
 
-    folder: Path
+    folder: Path | str
     generation: int = -1
     counts: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     repaired: list[str] = field(default_factory=list)
+    repair: str = "rebuild it from SQLite"
 
     @property
     def healthy(self) -> bool:
@@ -67,7 +70,7 @@ class Diagnosis:
 
     @property
     def hint(self) -> str:
-        return REPAIR_HINT.format(folder=self.folder)
+        return REPAIR_HINT.format(folder=self.folder, repair=self.repair)
 
 
 def _chunk_ids(db: sqlite3.Connection) -> np.ndarray:

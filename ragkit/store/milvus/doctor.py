@@ -9,7 +9,7 @@ deletes them. A document whose row counts more chunks or text parts than are sto
 its file again restores it.
 
 Example:
-    >>> found = Diagnosis("milvus://db:19530/notes")
+    >>> found = _diagnosis("milvus://db:19530/notes", generation=3)
     >>> found.healthy, found.hint
     (True, 'run `ragkit doctor --index milvus://db:19530/notes --repair` to delete hidden rows')
 """
@@ -17,50 +17,36 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 
 from ragkit.normalize.detect import RULES_VERSION
 from ragkit.store import language_rules
+from ragkit.store.doctor import Diagnosis
 from ragkit.store.milvus.address import MilvusAddress
 from ragkit.store.milvus.collections import id_list, scan
 from ragkit.store.milvus.store import MilvusStore
 from ragkit.store.tokenizers import stale_message
 
-__all__ = ["Diagnosis", "diagnose", "repair"]
+__all__ = ["diagnose", "repair"]
+
+Hidden = dict[str, list[int]]  # kind → ids of hidden rows
 
 
-@dataclass
-class Diagnosis:
-    """What :func:`diagnose` found (the fields of the folder store's diagnosis)."""
-
-    folder: str
-    generation: int = -1
-    counts: dict[str, int] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    repaired: list[str] = field(default_factory=list)
-    hidden: dict[str, list[int]] = field(default_factory=dict)  # kind → ids of hidden rows
-
-    @property
-    def healthy(self) -> bool:
-        return not self.problems
-
-    @property
-    def hint(self) -> str:
-        return f"run `ragkit doctor --index {self.folder} --repair` to delete hidden rows"
+def _diagnosis(location: str, generation: int) -> Diagnosis:
+    return Diagnosis(location, generation=generation, repair="delete hidden rows")
 
 
 def diagnose(address: MilvusAddress) -> Diagnosis:
     """Check the index at ``address`` without changing it."""
     store = MilvusStore.open(address)
     try:
-        return _diagnose(store)
+        return _diagnose(store)[0]
     finally:
         store.close()
 
 
-def _diagnose(store: MilvusStore) -> Diagnosis:
-    found = Diagnosis(store.location, generation=store.committed_generation())
+def _diagnose(store: MilvusStore) -> tuple[Diagnosis, Hidden]:
+    found = _diagnosis(store.location, store.committed_generation())
+    hidden_rows: Hidden = {}
     documents = {
         int(row["id"]): row
         for row in scan(store.client, store.collections["documents"], ["key", "version",
@@ -78,7 +64,7 @@ def _diagnose(store: MilvusStore) -> Diagnosis:
                 counted[int(row["document_id"])] += 1
         stored[kind] = counted
         if hidden:
-            found.hidden[kind] = hidden
+            hidden_rows[kind] = hidden
             found.notes.append(
                 f"{len(hidden)} {kind} rows of unfinished writes or removed documents "
                 "(never shown by searches); --repair deletes them"
@@ -100,21 +86,19 @@ def _diagnose(store: MilvusStore) -> Diagnosis:
             f"{store.location}: some languages were decided by older rules; run `ragkit "
             f"doctor --index {store.location} --reanalyze` once to decide them again"
         )
-    return found
+    return found, hidden_rows
 
 
 def repair(address: MilvusAddress) -> Diagnosis:
     """Delete hidden rows; then diagnose again. Documents missing rows stay problems."""
     store = MilvusStore.open(address)
     try:
-        before = _diagnose(store)
-        for kind, ids in before.hidden.items():
+        hidden = _diagnose(store)[1]
+        for kind, ids in hidden.items():
             for start in range(0, len(ids), 1000):
                 store.delete_rows(kind, f"id in {id_list(ids[start : start + 1000])}")
-        after = _diagnose(store)
+        after = _diagnose(store)[0]
     finally:
         store.close()
-    after.repaired = [
-        f"deleted {len(ids)} hidden {kind} rows" for kind, ids in before.hidden.items()
-    ]
+    after.repaired = [f"deleted {len(ids)} hidden {kind} rows" for kind, ids in hidden.items()]
     return after
