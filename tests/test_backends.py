@@ -32,14 +32,27 @@ def location(kind: str, tmp_path: Path, server: str) -> str:
     return f"milvus-lite://{tmp_path / 'lite.db'}?collection={collection}"
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=BACKENDS[:2])
 def where(request: pytest.FixtureRequest, tmp_path: Path, milvus_server: str) -> str:
+    """The folder and a Milvus server (an embedded file runs the same store code through
+    another connection: the tests on ``every_index`` and the comparison cover it)."""
+    return location(request.param, tmp_path, milvus_server)
+
+
+@pytest.fixture(params=BACKENDS)
+def anywhere(request: pytest.FixtureRequest, tmp_path: Path, milvus_server: str) -> str:
     return location(request.param, tmp_path, milvus_server)
 
 
 @pytest.fixture
 def index(where: str) -> Iterator[Index]:
     with Index.open(where, create=True, model=MODEL, chunker="sentence") as opened:
+        yield opened
+
+
+@pytest.fixture
+def every_index(anywhere: str) -> Iterator[Index]:
+    with Index.open(anywhere, create=True, model=MODEL, chunker="sentence") as opened:
         yield opened
 
 
@@ -54,7 +67,8 @@ def _records(index: Index) -> list[dict]:
     return records
 
 
-def test_ingest_search_offsets_and_reingest(index: Index, corpus: Path) -> None:
+def test_ingest_search_offsets_and_reingest(every_index: Index, corpus: Path) -> None:
+    index = every_index
     report = index.ingest([corpus])
     assert report.documents_added == 5 and report.skipped == []
     hits = index.search("At what temperature does water boil?", k=3)
