@@ -215,6 +215,10 @@ def test_missing_index_and_unreachable_server_are_one_line_errors(tmp_path: Path
         Index.open("milvus://127.0.0.1:19530/bad-name")
     with pytest.raises(RagkitError, match="absolute .db path"):
         Index.open("milvus-lite://relative.db")
+    with pytest.raises(RagkitError, match="whole number"):
+        Index.open("milvus://127.0.0.1:19530/docs?shards=0")
+    with pytest.raises(RagkitError, match="unknown parameter"):
+        Index.open("milvus://127.0.0.1:19530/docs?consistency=eventual")
 
 
 def test_an_index_from_another_schema_is_refused(tmp_path: Path, milvus_server: str) -> None:

@@ -1,6 +1,8 @@
 """Where a Milvus index lives: ``milvus://HOST:PORT/COLLECTION`` (a server: Milvus
-Standalone, Distributed, or ``milvus-lite server``) or ``milvus-lite:///ABSOLUTE/PATH.db``
-with an optional ``?collection=NAME`` (embedded Milvus Lite; default collection ``ragkit``).
+Standalone, Distributed, or ``milvus-lite server``; ``?shards=N`` for the chunk collection
+ragkit creates, ``?replicas=N`` for the in-memory replicas it loads) or
+``milvus-lite:///ABSOLUTE/PATH.db`` with an optional ``?collection=NAME`` (embedded Milvus Lite;
+default collection ``ragkit``).
 
 A server's token comes from ``MILVUS_TOKEN`` (``user:password`` or an API key) and never
 appears in :attr:`MilvusAddress.display`, so messages and logs cannot show it.
@@ -11,6 +13,8 @@ Example:
     ('http://127.0.0.1:19530', 'docs', 'milvus://127.0.0.1:19530/docs')
     >>> parse_milvus("milvus-lite:///data/ragkit.db?collection=notes").uri
     '/data/ragkit.db'
+    >>> parse_milvus("milvus://db:19530/docs?shards=8&replicas=2").shards
+    8
     >>> is_milvus("docs/index"), is_milvus("milvus://h:1/c")
     (False, True)
     >>> parse_milvus("milvus://root:secret@h:1/c")  # doctest: +ELLIPSIS
@@ -45,6 +49,8 @@ class MilvusAddress:
     collection: str
     display: str
     token: str = field(default="", repr=False)
+    shards: int = 1  # of the chunk collection, when ragkit creates it
+    replicas: int = 1  # in-memory replicas when ragkit loads the collections
 
     @property
     def embedded(self) -> bool:
@@ -83,12 +89,32 @@ def parse_milvus(location: str, token: str | None = None) -> MilvusAddress:
         collection = parts.path.strip("/") or DEFAULT_COLLECTION
         display = f"milvus://{parts.hostname}:{parts.port}/{collection}"
         uri = f"http://{parts.hostname}:{parts.port}"
+        counts = _counts(location, parse_qs(parts.query))
     if not _COLLECTION.fullmatch(collection):
         raise RagkitError(
             f"{display}: collection name {collection!r}: use letters, digits and '_' (starting "
             "with a letter or '_', at most 200 characters)"
         )
-    return MilvusAddress(uri, collection, display, token)
+    if location.startswith("milvus-lite://"):
+        return MilvusAddress(uri, collection, display, token)
+    return MilvusAddress(uri, collection, display, token, **counts)
+
+
+def _counts(location: str, query: dict[str, list[str]]) -> dict[str, int]:
+    """``shards`` and ``replicas`` of a server address (whole numbers ≥ 1); other query
+    parameters are refused."""
+    unknown = sorted(set(query) - {"shards", "replicas"})
+    if unknown:
+        raise RagkitError(
+            f"{location}: unknown parameter {', '.join(unknown)}; a server address takes "
+            "?shards=N (when ragkit creates the collection) and ?replicas=N (when it loads it)"
+        )
+    counts = {}
+    for name, values in query.items():
+        if not values[-1].isdigit() or int(values[-1]) < 1:
+            raise RagkitError(f"{location}: {name}={values[-1]!r}: give a whole number ≥ 1")
+        counts[name] = int(values[-1])
+    return counts
 
 
 def _without_secret(location: str) -> str:

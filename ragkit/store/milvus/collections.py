@@ -35,7 +35,6 @@ from typing import Any, TypeVar
 
 from pymilvus import DataType, Function, FunctionType, MilvusClient, MilvusException
 
-from ragkit.config import Settings
 from ragkit.errors import RagkitError
 from ragkit.store.milvus.address import MilvusAddress
 
@@ -123,10 +122,10 @@ def failed(address: MilvusAddress, doing: str, error: MilvusException) -> Ragkit
     return RagkitError(f"{address.display}: {doing} failed ({message})")
 
 
-def create(client: MilvusClient, collection: str, dimension: int, settings: Settings) -> None:
-    """Create the chunk, document and text collections (the state collection, which makes
-    the index exist, is created by the caller once these are there)."""
-    del settings  # index parameters are the same for every settings today
+def create(client: MilvusClient, collection: str, dimension: int, shards: int = 1) -> None:
+    """Create the chunk (in ``shards`` shards), document and text collections (the state
+    collection, which makes the index exist, is created by the caller once these are
+    there)."""
     known = names(collection)
     chunks = client.create_schema(auto_id=False, enable_dynamic_field=False)
     chunks.add_field("id", DataType.INT64, is_primary=True)
@@ -155,8 +154,13 @@ def create(client: MilvusClient, collection: str, dimension: int, settings: Sett
     indexes = client.prepare_index_params()
     indexes.add_index("vector", index_type="HNSW", metric_type="IP", params=HNSW)
     indexes.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25", params=BM25)
+    sharded = {"num_shards": shards} if shards > 1 else {}
     client.create_collection(
-        known["chunks"], schema=chunks, index_params=indexes, consistency_level="Strong"
+        known["chunks"],
+        schema=chunks,
+        index_params=indexes,
+        consistency_level="Strong",
+        **sharded,
     )
 
     documents = client.create_schema(auto_id=False, enable_dynamic_field=False)

@@ -58,7 +58,7 @@ def create(address: MilvusAddress, settings: Settings, dimension: int) -> Milvus
     try:
         if any(client.has_collection(name) for name in known.values()):
             raise IndexExistsError(f"{address.display}: already holds a ragkit index")
-        collections.create(client, address.collection, dimension, settings)
+        collections.create(client, address.collection, dimension, address.shards)
         collections.create_state(client, address.collection)
     except MilvusException as error:
         client.close()
@@ -149,7 +149,8 @@ def _load(address: MilvusAddress, client: MilvusClient, collection: str) -> None
     collections were released, answers nothing until they are)."""
     state = guarded(address, "loading", client.get_load_state, collection)
     if "Loaded" not in str(state.get("state")):
-        guarded(address, f"loading {collection}", client.load_collection, collection)
+        replicas = {"replica_number": address.replicas} if address.replicas > 1 else {}
+        guarded(address, f"loading {collection}", client.load_collection, collection, **replicas)
 
 
 def _has(address: MilvusAddress, collection: str) -> bool:
