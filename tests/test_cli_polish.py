@@ -35,7 +35,7 @@ def test_help_shows_words_not_python_types() -> None:
         assert page.returncode == 0, page.stderr
         assert not re.search(r"<(bool|str|path|int|float|list\[\w+\])>", page.stdout), page.stdout
     ingest = ragkit("ingest", "--help").stdout
-    assert re.search(r"paths\.\.\.\s+PATH", ingest) and re.search(r"--index\s+PATH", ingest)
+    assert re.search(r"paths\.\.\.\s+PATH", ingest) and re.search(r"--index\s+INDEX", ingest)
     assert re.search(r"--prune\s+Remove", ingest)  # a flag takes no value
     listing = ragkit("--help").stdout
     # a wrapped docstring's summary is one line in the command list
