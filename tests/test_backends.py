@@ -312,3 +312,22 @@ def test_an_index_opens_after_milvus_restarts(tmp_path: Path, corpus: Path) -> N
         assert [(h.key, h.start) for h in index.search("water boils", k=3)] == before
         assert index.ingest([corpus]).documents_unchanged == 5
         index.close()
+
+
+def test_an_embedded_file_another_process_holds_says_so(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    where = f"milvus-lite://{tmp_path / 'held.db'}"
+    opening = f"Index.open({where!r}, create=True, model={MODEL!r})"
+    script = f"import time; from ragkit import Index; {opening}; print('open'); time.sleep(60)"
+    holder = subprocess.Popen(
+        [sys.executable, "-u", "-c", script], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        with pytest.raises(RagkitError, match="in use by another process"):
+            Index.open(where)
+    finally:
+        holder.kill()
+        holder.wait()

@@ -28,9 +28,11 @@ Example:
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import logging
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pymilvus import DataType, Function, FunctionType, MilvusClient, MilvusException
@@ -59,6 +61,7 @@ T = TypeVar("T")
 # pymilvus logs every failed call and the iterator's timestamp fallback itself; ragkit turns
 # failures into one RagkitError line (guarded), so its own log would say each one twice.
 logging.getLogger("pymilvus").setLevel(logging.CRITICAL)
+logging.getLogger("milvus_lite.server_manager").setLevel(logging.CRITICAL)  # likewise
 
 
 def row_id(*parts: str) -> int:
@@ -94,7 +97,14 @@ def connect(address: MilvusAddress) -> MilvusClient:
 
 
 def unreachable(address: MilvusAddress, error: BaseException) -> RagkitError:
-    """The error for a Milvus that cannot be reached."""
+    """The error for a Milvus that cannot be reached (an embedded file another process
+    holds says so)."""
+    if address.embedded and _locked(Path(address.uri) / "LOCK"):
+        return RagkitError(
+            f"{address.display}: in use by another process (an embedded Milvus Lite file "
+            "serves one process at a time); to share it, run `milvus-lite server --data-dir "
+            f"{address.uri} --port 19530` and use milvus://127.0.0.1:19530/{address.collection}"
+        )
     reason = getattr(error, "message", None) or str(error) or type(error).__name__
     reason = reason.replace(address.token, "***") if address.token else reason
     hint = (
@@ -103,6 +113,19 @@ def unreachable(address: MilvusAddress, error: BaseException) -> RagkitError:
         else "start Milvus there (e.g. the Milvus Standalone container) or fix HOST:PORT"
     )
     return RagkitError(f"{address.display}: Milvus unreachable ({reason}); {hint}")
+
+
+def _locked(path: Path) -> bool:
+    """Whether another open file holds an exclusive ``flock`` on ``path``."""
+    if not path.exists():
+        return False
+    with path.open("a") as probe:
+        try:
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(probe, fcntl.LOCK_UN)
+        return False
 
 
 def guarded(
