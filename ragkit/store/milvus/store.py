@@ -26,7 +26,6 @@ Example:
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import uuid
 from collections import Counter
@@ -58,8 +57,6 @@ from ragkit.store.milvus.selection import FIELDS, DocumentTable
 from ragkit.store.records import DocumentEntry, PendingDocument, StoredChunk
 
 __all__ = ["MilvusStore"]
-
-log = logging.getLogger(__name__)
 
 WRITE_BATCH = 256  # rows per upsert call
 HIT_CACHE = 100_000  # document rows kept for searches (per generation)
@@ -109,8 +106,8 @@ class MilvusStore:
 
     # -- state -------------------------------------------------------------------------------
     def state_values(self, *wanted: str) -> dict[str, str]:
-        """State values (all when none are named)."""
-        expression = f"name in {json.dumps(list(wanted))}" if wanted else 'name != ""'
+        """The state values named ``wanted`` that are recorded (ragkit's own names only)."""
+        expression = f"name in {json.dumps(list(wanted))}"
         rows = guarded(
             self.address,
             "reading the index state",
@@ -193,8 +190,9 @@ class MilvusStore:
             guarded(self.address, f"flushing {kind}", self.client.flush, self.collections[kind])
 
     # -- reading documents -------------------------------------------------------------------
-    def _documents(self, fields: list[str], expression: str = "") -> Iterator[dict[str, Any]]:
-        return scan(self.client, self.collections["documents"], fields, expression)
+    def _documents(self, fields: list[str]) -> Iterator[dict[str, Any]]:
+        """Every document row (``id`` and ``fields``)."""
+        return scan(self.client, self.collections["documents"], fields)
 
     def _table_now(self) -> DocumentTable:
         """Every document row (for filters and globs), read once per generation."""
