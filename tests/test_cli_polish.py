@@ -159,3 +159,13 @@ def test_api_habits(built: Path, caplog: pytest.LogCaptureFixture) -> None:
         assert "reads English only" in caplog.text
     with pytest.raises(RagkitError, match="rerank_weight: Input should be less than"):
         Index.open(built / "index", rerank_weight=2)
+
+
+def test_chunk_of_a_folder_is_one_line(tmp_path: Path) -> None:
+    from ragkit.documents.load import read_bounded
+
+    ran = ragkit("chunk", str(tmp_path))
+    assert ran.returncode == 2 and "a folder; `ragkit chunk` takes one file" in ran.stderr
+    assert "Traceback" not in ran.stderr + ran.stdout
+    with pytest.raises(RagkitError, match="a folder, not a file"):
+        read_bounded(tmp_path, 1000)

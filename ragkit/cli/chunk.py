@@ -127,6 +127,10 @@ def chunk_command(
 ) -> None:
     """Chunk FILE adaptively (or with --chunker) and print the chunks; --explain shows why."""
     try:
+        if file.is_dir():
+            raise RagkitError(
+                f"{file}: a folder; `ragkit chunk` takes one file (`ragkit ingest` takes folders)"
+            )
         result = LoadResult()
         load_file(file, result)
         if model == AUTO_MODEL:

@@ -62,7 +62,12 @@ def read_bounded(path: Path, limit: int) -> bytes:
         handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as error:
         raise RagkitError(f"{path}: cannot read ({error.strerror})") from error
-    with os.fdopen(handle, "rb") as stream:
+    try:
+        stream = os.fdopen(handle, "rb")
+    except IsADirectoryError as error:
+        os.close(handle)
+        raise RagkitError(f"{path}: a folder, not a file") from error
+    with stream:
         info = os.fstat(stream.fileno())
         if not stat.S_ISREG(info.st_mode):
             raise RagkitError(f"{path}: not a regular file (FIFO, socket or device)")
