@@ -290,6 +290,11 @@ class Index:
         Example:
             >>> index.ingest(["docs/"], exclude=["drafts/*"])  # doctest: +SKIP
         """
+        if isinstance(paths, str | Path):
+            raise RagkitError(
+                f"Index.ingest({str(paths)!r}): give a list of paths, e.g. "
+                f"Index.ingest([{str(paths)!r}])"
+            )
         loading = LoadOptions(tuple(include), tuple(exclude), text_field)
         if stages is not None and loading != LoadOptions():
             raise RagkitError("Index.ingest: give include/exclude/text_field to the stages")
@@ -399,6 +404,11 @@ class Index:
         """
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise RagkitError(f"k={k!r}: ask for at least one hit (a whole number ≥ 1)")
+        if filters is not None and not isinstance(filters, dict):
+            raise RagkitError(
+                f"filters={filters!r:.60}: give a dict of field → value, e.g. "
+                '{"language": "ar", "year": {">=": 2000}}'
+            )
         self._follow_model()
         check_query(query)
         if language is not None:

@@ -115,3 +115,14 @@ def test_cli_ingest_query_info(tmp_path: Path, corpus: Path) -> None:
     assert result.exit_code == 0 and MODEL in result.output
     result = runner.invoke(app, ["query", "x", "--index", str(tmp_path / "none")])
     assert result.exit_code == 2
+
+
+def test_python_type_mistakes_are_ragkit_errors(index: Index, corpus: Path) -> None:
+    for query in (None, b"water", 42):
+        with pytest.raises(RagkitError, match="give text"):
+            index.search(query, k=3)  # type: ignore[arg-type]
+    with pytest.raises(RagkitError, match="give a dict"):
+        index.search("water", filters=[("language", "en")])  # type: ignore[arg-type]
+    with pytest.raises(RagkitError, match=r"give a list of paths, e\.g\. Index\.ingest\(\["):
+        index.ingest(str(corpus))  # type: ignore[arg-type]
+    assert index.info().documents == 0
