@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install bench-install demo test lint clean
+.PHONY: install bench-install demo test lint docs clean
 
 install: $(STAMP)
 
@@ -38,11 +38,26 @@ demo: install
 test: install
 	$(PY) -m pytest -q
 
+# The built wheel in a fresh virtualenv, run outside the repository (.ci/smoke).
+smoke: install
+	.ci/smoke $(PY)
+
 # ruff, the stage layers and import circles (import-linter, contracts in pyproject.toml), types.
 lint: install
 	$(VENV)/bin/ruff check ragkit tests benchmarks flows
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy ragkit flows
 
+# The documentation site (mkdocs-material + mkdocstrings) into site/, offline; --strict fails
+# on a broken link or a missing API reference.
+DOCS_STAMP := $(VENV)/.docs-installed
+
+docs: install $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
+
 clean:
-	rm -rf $(VENV) .demo-index
+	rm -rf $(VENV) .demo-index site
