@@ -1,6 +1,8 @@
 """Where ragkit keeps derived files, and where the shared evaluation data lives.
 
 - :func:`cache_dir`: converted models and other derived files (``RAGKIT_CACHE`` overrides);
+- :func:`package_folder`: a folder of files shipped inside the package (tokenizers, the
+  lexical normalizer's data, reranker weights), wherever ragkit is installed;
 - :func:`shared_data_dir`: the judged collections tests and benchmarks read
   (``RAGKIT_SHARED_DATA`` overrides; default ``../shared/data`` beside the repository).
 
@@ -13,10 +15,30 @@ from __future__ import annotations
 
 import hashlib
 import os
+from importlib import resources
 from pathlib import Path
+
+from ragkit.errors import RagkitError
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 """The folder holding the ``ragkit`` package (the repository root in a checkout)."""
+
+
+def package_folder(package: str, name: str) -> Path:
+    """The folder ``name`` shipped inside ``package`` (package data, found through
+    :mod:`importlib.resources`, so an installed wheel finds it as a checkout does).
+
+    Example:
+        >>> package_folder("ragkit.normalize", "data").name
+        'data'
+    """
+    folder = resources.files(package).joinpath(name)
+    if not isinstance(folder, Path):  # e.g. a package imported from a zip file
+        raise RagkitError(
+            f"{package}/{name}: ragkit's shipped files must be on disk; install ragkit as a "
+            "folder (pip install ragkit), not inside a zip file"
+        )
+    return folder
 
 
 def cache_dir() -> Path:

@@ -36,6 +36,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from ragkit.errors import RagkitError
+from ragkit.paths import package_folder
 from ragkit.rerank.backbone import Backbone, TokenStates
 from ragkit.rerank.config import RerankerConfig
 from ragkit.rerank.features import (
@@ -49,7 +50,7 @@ from ragkit.search.fusion import minmax
 
 log = logging.getLogger(__name__)
 
-WEIGHTS_DIR = Path(__file__).parent / "weights"
+WEIGHTS_DIR = package_folder("ragkit.rerank", "weights")
 DEFAULT_RERANKER = "groupwise-minilm"  # English; "auto" picks it for English-only text
 MULTILINGUAL_RERANKER = "groupwise-e5"  # multilingual-e5-small backbone; "auto" for the rest
 AUTO = "auto"

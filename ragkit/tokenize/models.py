@@ -30,7 +30,7 @@ import sentencepiece as spm
 from ragkit.errors import RagkitError
 from ragkit.normalize import normalizer_for
 from ragkit.normalize.unicode import text_only
-from ragkit.paths import REPOSITORY
+from ragkit.paths import package_folder
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +45,15 @@ PIECES_VERSION = 2  # 2: byte-fallback pieces read back as the characters they e
 
 
 def tokenizers_dir() -> Path:
-    """Where shipped models live: ``RAGKIT_TOKENIZERS`` or the repository's ``tokenizers/``."""
+    """Where the models live: ``RAGKIT_TOKENIZERS``, or the ones shipped inside the package
+    (``ragkit/tokenize/trained``, which the checkout's top-level ``tokenizers/`` links to).
+
+    Example:
+        >>> "RAGKIT_TOKENIZERS" in os.environ or (tokenizers_dir() / "MANIFEST.json").is_file()
+        True
+    """
     override = os.environ.get("RAGKIT_TOKENIZERS")
-    return Path(override) if override else REPOSITORY / "tokenizers"
+    return Path(override) if override else package_folder("ragkit.tokenize", "trained")
 
 
 @dataclass(frozen=True)

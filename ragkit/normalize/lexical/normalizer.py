@@ -37,10 +37,11 @@ from ragkit.errors import RagkitError
 from ragkit.normalize.base import Normalized, Step
 from ragkit.normalize.lexical.candidates import Candidate, CandidateGenerator, Resources
 from ragkit.normalize.lexical.ranker import FEATURE_NAMES, Tree, TreeEnsemble, candidate_rows
+from ragkit.paths import package_folder
 
 MODEL_FORMAT = "ragkit-lexnorm"
 MODEL_VERSION = 4
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+DATA_DIR = package_folder("ragkit.normalize", "data")
 _TOKEN = re.compile(r"\S+")
 _EDGES = re.compile(r"^([^\w@#]*)(.*?)([^\w']*)$", re.DOTALL)
 
