@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install bench-install demo test lint docs clean
+.PHONY: install bench-install demo test lint docs plots clean
 
 install: $(STAMP)
 
@@ -58,6 +58,11 @@ docs: install $(DOCS_STAMP)
 $(DOCS_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[docs]'
 	touch $(DOCS_STAMP)
+
+# The results figures (docs/assets/plots/*.svg) from benchmarks/results/*.json; deterministic,
+# so commit what it writes.
+plots: install
+	$(PY) benchmarks/plots.py
 
 clean:
 	rm -rf $(VENV) .demo-index site
