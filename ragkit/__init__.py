@@ -16,7 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from ragkit.chunking import Chunk
 from ragkit.config import Settings
-from ragkit.documents import Block, Document
+from ragkit.documents import Block, Document, Record
 from ragkit.errors import RagkitError
 from ragkit.index import Hit, Index
 from ragkit.pipeline import IngestReport
@@ -34,5 +34,6 @@ __all__ = [
     "Index",
     "IngestReport",
     "RagkitError",
+    "Record",
     "Settings",
 ]

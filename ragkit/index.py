@@ -1,4 +1,4 @@
-"""The Python API: open or create an index, ingest files, search.
+"""The Python API: open or create an index, ingest files or add records, search.
 
 Example:
     >>> from ragkit import Index
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TextIO
@@ -27,7 +27,8 @@ from ragkit.config import (
     Settings,
     read_settings_file,
 )
-from ragkit.documents import LoadOptions, document_key
+from ragkit.documents import LoadOptions, document_key, record_documents
+from ragkit.documents.given import DEFAULT_SOURCE, check_source
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_DIMENSION, AUTO_MODEL, MINILM_NAMES
 from ragkit.errors import RagkitError, validation_message
@@ -132,7 +133,7 @@ class Index:
     (:mod:`ragkit.store.address`) — with the encoder it was built with.
 
     Open or create one with :meth:`open` (a context manager: ``with Index.open(...)``), add
-    files with :meth:`ingest`, query with :meth:`search`, look inside with :meth:`info`,
+    files with :meth:`ingest` and text held in memory with :meth:`add`, query with :meth:`search`, look inside with :meth:`info`,
     :meth:`documents` and :meth:`export`, remove documents with :meth:`delete`.
 
     Example:
@@ -305,13 +306,69 @@ class Index:
             try:
                 report = run.run([Path(p) for p in paths], prune, progress)
             finally:
-                if run.settings.embedding_model != self.settings.embedding_model:
-                    model = {"embedding_model": run.settings.embedding_model}
-                    self.settings = self.settings.model_copy(update=model)
-                self._encoder = run.encoder or self._encoder
+                self._take_model(run)
+        self._prepare_query_copy()
+        return report
+
+    def add(
+        self,
+        records: Iterable[Any],
+        prune: bool = False,
+        wait: bool | float = True,
+        progress: ProgressCallback | None = None,
+        source: str = DEFAULT_SOURCE,
+    ) -> IngestReport:
+        """Index text held in memory: each record (a :class:`ragkit.Record` or a dict with
+        ``id`` and ``text``, optionally ``metadata``, ``title`` and ``language``) becomes a
+        document keyed by its id, through the same pipeline as files (languages, adaptive
+        chunking, normalization, embedding), under the index's writer lock.
+
+        A record whose fields are unchanged since it was added is skipped; a changed one is
+        indexed again. A record that cannot be a document (no id or text, text that is not a
+        string, an id given twice in one call, unknown fields…) is reported in the returned
+        report's ``skipped`` by its place and id; the others are indexed. ``source`` names
+        the collection the records belong to (``<name>``, default ``<records>``; it is each
+        hit's ``source`` and a filter/``delete`` pattern); with ``prune`` the stored records
+        of ``source`` that this call does not give are removed. ``wait`` and ``progress`` as
+        in :meth:`ingest`. Remove records by id with :meth:`delete`.
+
+        Example:
+            >>> with Index.open("my-index", create=True) as index:  # doctest: +SKIP
+            ...     report = index.add([
+            ...         {"id": "faq-1", "text": "Water boils at 100 C.", "metadata": {"year": 2021}},
+            ...         Record("faq-2", "الماء يغلي عند مئة درجة", language="ar"),
+            ...     ])
+            ...     index.search("boiling point", k=1)[0].key
+            'faq-1'
+        """
+        if isinstance(records, str | bytes | Mapping) or not isinstance(records, Iterable):
+            raise RagkitError(
+                f"Index.add({type(records).__name__}): give an iterable of records, e.g. "
+                'Index.add([{"id": "a", "text": "…"}])'
+            )
+        check_source(source)
+        given = record_documents(records, source)
+        with self.store.writing(wait):
+            self._follow_model()
+            run = Ingest(self.store, self.settings, self._stages, self._encoder)
+            try:
+                report = run.run_records(given, source, prune, progress)
+            finally:
+                self._take_model(run)
+        self._prepare_query_copy()
+        return report
+
+    def _take_model(self, run: Ingest) -> None:
+        """Keep the model (and loaded encoder) an ingest of an ``auto`` index chose."""
+        if run.settings.embedding_model != self.settings.embedding_model:
+            model = {"embedding_model": run.settings.embedding_model}
+            self.settings = self.settings.model_copy(update=model)
+        self._encoder = run.encoder or self._encoder
+
+    def _prepare_query_copy(self) -> None:
+        """After an ingest that loaded the encoder, its query copy for later processes."""
         if self._encoder is not None and self._encoder.loaded:
             self._encoder.prepare_query_copy()  # later query processes start without torch
-        return report
 
     def _follow_model(self) -> None:
         """Take the model another handle's (or process's) first ingest chose for this ``auto``

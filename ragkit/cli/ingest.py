@@ -5,10 +5,13 @@ Example:
     $ ragkit ingest docs/ --index my-index --prune --no-wait
     $ ragkit ingest docs/ --index my-index --include '*.md' --exclude 'drafts/*'
     $ ragkit ingest faq.csv --index my-index --text-field answer
+    $ psql -At -c "select json_build_object('id', id, 'text', body) from pages" \\
+        | ragkit ingest - --index my-index --source '<pages>' --prune
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +50,12 @@ INGEST_STAGES = {
     "chunk": "choosing chunks: texts embedded",
     "embed": "embedding chunks",
 }
+SOURCE = typer.Option(
+    None,
+    "--source",
+    help="With '-': the records' source, written <name> (default <records>); --prune then "
+    "removes the stored records of that source missing from standard input.",
+)
 STRICT = typer.Option(
     False, "--strict", help="Exit 1 for unsupported file types too, not only failed ones."
 )
@@ -95,7 +104,11 @@ def new_index_settings(
 
 
 def ingest(
-    paths: list[Path] = typer.Argument(..., help="Files or folders to ingest (recursively)."),
+    paths: list[Path] = typer.Argument(
+        ...,
+        help="Files or folders to ingest (recursively), or '-': JSONL records on standard "
+        "input, one object per line with id, text, and optionally metadata, title, language.",
+    ),
     index: str = NEW_INDEX,
     model: str | None = typer.Option(None, "--model", help="Embedding model for a new index."),
     prune: bool = typer.Option(False, "--prune", help="Remove documents whose files are gone."),
@@ -111,15 +124,21 @@ def ingest(
     text_field: str = TEXT_FIELD,
     strict: bool = STRICT,
     config: Path | None = CONFIG,
+    source: str | None = SOURCE,
 ) -> None:
-    """Load, chunk, embed and commit files into an index. Exit 1 when some files failed to
-    load (unsupported file types are listed, and fail the run only with --strict)."""
+    """Load, chunk, embed and commit files (or JSONL records from standard input) into an
+    index. Exit 1 when some files or records failed to load (unsupported file types are
+    listed, and fail the run only with --strict)."""
     from pydantic import ValidationError
 
+    from ragkit.documents.given import DEFAULT_SOURCE, check_source, jsonl_records
     from ragkit.index import Index
 
     try:
-        if not any(path.exists() for path in paths):
+        from_stdin = check_stdin_use(paths, source, include, exclude, text_field)
+        if from_stdin:
+            check_source(source or DEFAULT_SOURCE)
+        elif not any(path.exists() for path in paths):
             raise RagkitError(
                 f"{', '.join(map(str, paths))}: no such file or folder; nothing ingested and "
                 f"no index created or changed at {index}"
@@ -130,18 +149,58 @@ def ingest(
         except ValidationError as error:
             raise option_error(error) from error
         with progress_bar() as bar:
-            report = opened.ingest(
-                paths,
-                prune,
-                stage_progress(bar, INGEST_STAGES),
-                wait,
-                include=include,
-                exclude=exclude,
-                text_field=text_field,
-            )
+            if from_stdin:
+                report = opened.add(
+                    jsonl_records(sys.stdin.buffer),
+                    prune,
+                    wait,
+                    stage_progress(bar, INGEST_STAGES),
+                    source or DEFAULT_SOURCE,
+                )
+            else:
+                report = opened.ingest(
+                    paths,
+                    prune,
+                    stage_progress(bar, INGEST_STAGES),
+                    wait,
+                    include=include,
+                    exclude=exclude,
+                    text_field=text_field,
+                )
     except RagkitError as error:
         fail(error)
     except Exception:  # noqa: BLE001 - a bug, not a bad file: exit 2, never 1 ("files skipped")
         errors.print_exception()
         raise typer.Exit(2) from None
     print_ingest_report(report, strict)
+
+
+def check_stdin_use(
+    paths: list[Path], source: str | None, include: list[str], exclude: list[str], text_field: str
+) -> bool:
+    """Whether ``paths`` asks for records on standard input (``-``, alone); the options that
+    only apply to one of files or records are refused with the other.
+
+    Example:
+        >>> check_stdin_use([Path("-")], "<crawl>", [], [], "text")
+        True
+        >>> check_stdin_use([Path("docs")], "<crawl>", [], [], "text")
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.RagkitError: --source names the records read from standard input; give '-' as the only path
+    """
+    stdin = [path for path in paths if str(path) == "-"]
+    if stdin and len(paths) > 1:
+        raise RagkitError("'-' (records on standard input) cannot be mixed with files or folders")
+    if not stdin:
+        if source is not None:
+            raise RagkitError(
+                "--source names the records read from standard input; give '-' as the only path"
+            )
+        return False
+    if include or exclude or text_field != "text":
+        raise RagkitError(
+            "--include, --exclude and --text-field choose files; records on standard input "
+            "have the fields id, text, metadata, title, language"
+        )
+    return True

@@ -213,8 +213,13 @@ def print_ingest_report(report: IngestReport, strict: bool = False) -> None:
             soft_wrap=True,
         )
     renamed = f"renamed {report.documents_renamed} · " if report.documents_renamed else ""
+    seen = (
+        f"records seen {report.records_seen}"
+        if report.records_seen
+        else f"files seen {report.files_seen}"
+    )
     console.print(
-        f"files seen {report.files_seen} · documents added {report.documents_added} · "
+        f"{seen} · documents added {report.documents_added} · "
         f"unchanged {report.documents_unchanged} · {renamed}removed {report.documents_removed} · "
         f"chunks added {report.chunks_added} · generation {report.generation}"
     )

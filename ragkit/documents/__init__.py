@@ -6,7 +6,8 @@
 - :mod:`~ragkit.documents.options`: include/exclude globs and the text field of records;
 - :mod:`~ragkit.documents.formats`: one reader per file type (text, Markdown, reST, HTML, PDF,
   JSONL); :mod:`~ragkit.documents.records`: ``.json`` documents, ``.csv`` / ``.tsv`` rows;
-- :mod:`~ragkit.documents.load`: bounded reads, the reader by suffix, whole folders.
+- :mod:`~ragkit.documents.load`: bounded reads, the reader by suffix, whole folders;
+- :mod:`~ragkit.documents.given`: records given from Python or standard input (no file).
 
 Example:
     >>> from ragkit.documents import text_blocks
@@ -16,6 +17,7 @@ Example:
 
 from ragkit.documents.discovery import SkippedFile, discover, display_path, document_key
 from ragkit.documents.formats import text_blocks
+from ragkit.documents.given import Record, record_documents
 from ragkit.documents.load import iter_batches, load_file, load_paths, max_file_bytes
 from ragkit.documents.options import LoadOptions
 from ragkit.documents.types import Block, Document, LoadResult, content_hash
@@ -25,6 +27,7 @@ __all__ = [
     "Document",
     "LoadOptions",
     "LoadResult",
+    "Record",
     "SkippedFile",
     "content_hash",
     "discover",
@@ -34,5 +37,6 @@ __all__ = [
     "load_file",
     "load_paths",
     "max_file_bytes",
+    "record_documents",
     "text_blocks",
 ]

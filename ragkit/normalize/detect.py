@@ -100,7 +100,7 @@ _ETHIOPIC = ("am", "ti")
 # Persian to it), so there the rules and the default decide alone (``None``). Scripts not
 # measured use the Latin figure.
 STATISTICAL_MIN_LETTERS: dict[str, int | None] = {"Latn": 40, "Arab": None}
-Method = Literal["script", "letters", "words", "statistical", "default", "profile"]
+Method = Literal["script", "letters", "words", "statistical", "default", "profile", "given"]
 # The rules' version, recorded by each index (ragkit.store.language_rules), and the stored
 # languages each version may decide differently: 2 reads Korean and Thai by script (they were
 # "und") and Han text with kana as Japanese (it was "zh"); 3 reads Pashto (was "fa"), Sindhi
@@ -131,7 +131,8 @@ class LanguageGuess:
     ``method`` is ``script`` (one allowed language writes the script), ``letters`` or
     ``words`` (the rules of :mod:`.language_rules`), ``statistical`` (py3langid),
     ``default`` (too little evidence: the script's first candidate) or ``profile`` (weak own
-    evidence, the collection's dominant language taken: :func:`.profile.resolve_language`).
+    evidence, the collection's dominant language taken: :func:`.profile.resolve_language`)
+    or ``given`` (by the record itself: :mod:`ragkit.documents.given`).
     """
 
     language: str

@@ -147,8 +147,9 @@ def resolve_language(
     if profile is None:
         return guess
     letters = sum(char.isalpha() for char in text)
-    strong = guess.confidence >= min_confidence and (
-        letters >= min_letters or guess.method in ("script", "letters", "words")
+    strong = guess.method == "given" or (
+        guess.confidence >= min_confidence
+        and (letters >= min_letters or guess.method in ("script", "letters", "words"))
     )
     if strong:
         return guess

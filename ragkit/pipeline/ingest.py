@@ -34,6 +34,7 @@ import numpy as np
 
 from ragkit.config import Settings
 from ragkit.documents import Document, LoadResult, SkippedFile, iter_batches, load_paths
+from ragkit.documents.given import GivenRecords, is_record_source
 from ragkit.documents.options import LoadOptions
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_MODEL, MINILM_NAMES, MULTILINGUAL_MODEL, choose_model
@@ -44,6 +45,7 @@ from ragkit.pipeline.plan import (
     check_roots_exist,
     max_document_chars,
     stale_keys,
+    stale_records,
     without_key_collisions,
     without_oversized,
 )
@@ -74,6 +76,7 @@ class IngestReport:
     """What an ingest did: counts, per-file skip reasons and time per stage (seconds)."""
 
     files_seen: int = 0
+    records_seen: int = 0  # records given from Python or standard input (Index.add)
     documents_added: int = 0
     documents_unchanged: int = 0
     documents_removed: int = 0
@@ -94,6 +97,7 @@ class IngestReport:
     def as_dict(self) -> dict[str, Any]:
         return {
             "files_seen": self.files_seen,
+            "records_seen": self.records_seen,
             "documents_added": self.documents_added,
             "documents_unchanged": self.documents_unchanged,
             "documents_removed": self.documents_removed,
@@ -237,9 +241,44 @@ class Ingest:
         loaded = without_key_collisions(loaded, sources)
         report.record_loaded(loaded.documents, loaded.skipped)
         report.seconds["load"] = time.perf_counter() - clock
+        gone = stale_keys(loaded.documents, list(roots), sources, report.skipped) if prune else []
+        return self._ingest(loaded.documents, [*duplicates, *gone], report, started, progress)
 
-        changed, stale = self._plan(loaded.documents, list(roots), sources, prune, report)
-        stale = list(dict.fromkeys([*duplicates, *stale]))
+    def run_records(
+        self,
+        given: GivenRecords,
+        source: str,
+        prune: bool = False,
+        progress: ProgressCallback | None = None,
+    ) -> IngestReport:
+        """Chunk, embed and commit the new or changed records of ``given`` (all from
+        ``source``: :mod:`ragkit.documents.given`) as :meth:`run` does files; with ``prune``
+        remove the stored records of ``source`` that ``given`` no longer holds."""
+        started = datetime.now(UTC).isoformat()
+        report = IngestReport()
+        clock = time.perf_counter()
+        loaded = without_oversized(given, max_document_chars())
+        sources = self.store.document_sources()
+        loaded = without_key_collisions(loaded, sources)
+        report.skipped = list(loaded.skipped)
+        report.records_seen = given.records_seen
+        report.seconds["load"] = time.perf_counter() - clock
+        gone = stale_records(loaded.documents, given, source, sources) if prune else []
+        return self._ingest(loaded.documents, gone, report, started, progress)
+
+    def _ingest(
+        self,
+        documents: list[Document],
+        stale: list[str],
+        report: IngestReport,
+        started: str,
+        progress: ProgressCallback | None,
+    ) -> IngestReport:
+        """Commit the new or changed ``documents`` in batches, then remove ``stale`` keys."""
+        known = self.store.document_hashes()
+        changed = [d for d in documents if known.get(d.key) != d.content_hash]
+        report.documents_unchanged = len(documents) - len(changed)
+        stale = list(dict.fromkeys(stale))
         report.documents_removed = len(stale)
         # Only the documents to commit: unchanged ones are already stored (and counted there).
         profile = collection_profile(self.store.languages(), changed)
@@ -279,29 +318,13 @@ class Ingest:
         stored = {
             key: StoredIdentity(source, hashes[key])
             for key, source in self.store.document_sources().items()
+            if not is_record_source(source)  # given records have no file to move
         }
         plan = plan_renames(documents, stored)
         report.documents_renamed = self.store.rename_documents(plan.renames)
         for old, (new, _) in plan.renames.items():
             log.info("renamed %s -> %s (content kept, not embedded again)", old, new)
         return plan.duplicates
-
-    def _plan(
-        self,
-        documents: list[Document],
-        roots: list[Path],
-        sources: dict[str, str],
-        prune: bool,
-        report: IngestReport,
-    ) -> tuple[list[Document], list[str]]:
-        """The documents to (re-)ingest — new or changed content hash — and, with ``prune``,
-        the keys of stored documents (``sources``) under ``roots`` that are gone."""
-        known = self.store.document_hashes()
-        changed = [d for d in documents if known.get(d.key) != d.content_hash]
-        report.documents_unchanged = len(documents) - len(changed)
-        stale = stale_keys(documents, roots, sources, report.skipped) if prune else []
-        report.documents_removed = len(stale)
-        return changed, stale
 
     def _choose_model(self, documents: Sequence[Document]) -> None:
         """Resolve an ``auto`` model from the languages of the first documents to ingest

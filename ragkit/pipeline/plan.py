@@ -4,7 +4,7 @@ A document's key (its absolute path, plus ``#id`` for a record) names it in the 
 two documents with one key cannot both be stored: :func:`without_key_collisions` keeps the
 first and reports the others. Chunking and embedding cost grows with a document's length, so
 documents longer than :func:`max_document_chars` are reported instead (:func:`without_oversized`). ``--prune`` removes only what is positively gone
-(:func:`stale_keys`): a root must exist (:func:`check_roots_exist`) and nothing below a file or
+(:func:`stale_keys`; given records only by :func:`stale_records`): a root must exist (:func:`check_roots_exist`) and nothing below a file or
 folder that could not be read is removed.
 
 Example:
@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragkit.documents import Document, LoadResult, SkippedFile, display_path, document_key
+from ragkit.documents.given import GivenRecords, is_record_source
 from ragkit.errors import RagkitError
 
 DEFAULT_MAX_DOCUMENT_CHARS = 4_000_000
@@ -79,13 +80,13 @@ def without_key_collisions(loaded: LoadResult, sources: dict[str, str]) -> LoadR
     for document in loaded.documents:
         owner = taken.get(document.key) or sources.get(document.key, document.source)
         if document.key in taken or owner != document.source:
-            result.skipped.append(
-                SkippedFile(
-                    display_path(document.key),
-                    f"document key already taken by {display_path(owner)}; rename the file "
-                    "(keys are file paths, plus '#id' for JSONL records)",
-                )
-            )
+            if is_record_source(document.source):
+                place, fix = f"id {document.key!r}", "give the record another id"
+            else:
+                place = display_path(document.key)
+                fix = "rename the file (keys are file paths, plus '#id' for JSONL records)"
+            reason = f"document key already taken by {display_path(owner)}; {fix}"
+            result.skipped.append(SkippedFile(place, reason))
             continue
         taken[document.key] = document.source
         result.documents.append(document)
@@ -101,6 +102,26 @@ def check_roots_exist(roots: Sequence[Path]) -> None:
                 f"{root}: no such file or folder; --prune removes documents only under paths "
                 "that exist (check the path, or run without --prune)"
             )
+
+
+def stale_records(
+    documents: list[Document], given: GivenRecords, source: str, sources: dict[str, str]
+) -> list[str]:
+    """Keys of stored records of ``source`` (``sources``: key → source) that ``given`` no
+    longer holds: not among its ``documents``, nor among the ids of its skipped records (their
+    stored versions are kept); nothing when an entry without an id was skipped.
+
+    Example:
+        >>> from ragkit.documents.given import record_documents
+        >>> given = record_documents([{"id": "a", "text": "A."}, {"id": "b", "text": ""}])
+        >>> stored = {"a": "<records>", "b": "<records>", "c": "<records>", "/d.txt": "/d.txt"}
+        >>> stale_records(given.documents, given, "<records>", stored)
+        ['c']
+    """
+    if not given.complete:
+        return []
+    present = {d.key for d in documents} | given.skipped_ids
+    return [key for key, held in sources.items() if held == source and key not in present]
 
 
 def stale_keys(
@@ -123,6 +144,7 @@ def stale_keys(
         ['/docs/a.txt']
     """
     present = {d.key for d in documents}
+    sources = {key: source for key, source in sources.items() if not is_record_source(source)}
     within_roots = {_parts(r) for r in roots}
     unread = {_parts(s.path) for s in skipped}
     unread |= {

@@ -122,7 +122,10 @@ def _reanalyzed(
 
 
 def _detected_again(document: Document) -> Document:
-    """``document`` with its script and language detected by today's rules."""
+    """``document`` with its script and language detected by today's rules (a language its
+    record gave is kept: :mod:`ragkit.documents.given`)."""
+    if document.language_method == "given":
+        return document
     return dataclasses.replace(
         document, script="", language="", language_confidence=0.0, language_method=""
     )
