@@ -125,6 +125,20 @@ def test_prune_rm_and_rename(index: Index, corpus: Path) -> None:
         index.delete(["*.nothing"])
 
 
+def test_records_add_prune_and_delete(index: Index) -> None:
+    given = [
+        {"id": "boil", "text": "Water boils at 100 degrees.", "metadata": {"year": 2021}},
+        {"id": "melt", "text": "Ice melts at zero degrees.", "metadata": {"year": 1999}},
+    ]
+    assert index.add(given).documents_added == 2
+    assert index.add(given).documents_unchanged == 2
+    top = index.search("boiling", k=1, filters={"year": {">=": 2000}})[0]
+    assert (top.key, top.source, top.text) == ("boil", "<records>", given[0]["text"])
+    assert index.add(given[:1], prune=True).documents_removed == 1
+    assert index.delete(["boil"]) == ["boil"]
+    assert index.documents() == []
+
+
 HOSTILE = [
     '" or 1 == 1 or "',
     "') or (id > 0",

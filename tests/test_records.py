@@ -231,3 +231,12 @@ def _json_entries(output: str) -> list[dict[str, object]]:
     if text.startswith("["):
         return json.loads(text)
     return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def test_the_records_page_example_runs(tmp_path: Path, monkeypatch, capsys) -> None:
+    page = (Path(__file__).parents[1] / "docs" / "records.md").read_text(encoding="utf-8")
+    example = page.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(example, "docs/records.md", "exec"), {})  # noqa: S102 - the page's own code
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == ["3 []", "faq-1 <records> {'year': 2021}"]
