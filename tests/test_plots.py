@@ -75,6 +75,9 @@ def test_figures_show_the_numbers_in_the_json(drawn: tuple[Path, Path]) -> None:
     backends = json.loads((RESULTS / "backends.json").read_text(encoding="utf-8"))
     hybrid = backends["quality"]["cranfield"]["folder"]["modes"]["hybrid"]["ndcg_at_10"]
     assert f"{hybrid:.3f}" in _texts(drawn[0] / "retrieval_quality.svg")
+    peers = json.loads((RESULTS / "peers-all-minilm-l6-v2.json").read_text(encoding="utf-8"))
+    rrf = peers["collections"]["cisi"]["systems"]["rrf"]["ndcg_at_10"]
+    assert f"{rrf:.3f}" in _texts(drawn[0] / "retrieval_quality.svg")
     ingest = json.loads((RESULTS / "ingest.json").read_text(encoding="utf-8"))
     seconds = ingest["collections"]["cranfield"]["ingest_seconds"]
     assert any(t.startswith(f"{seconds:.1f} s") for t in _texts(drawn[0] / "ingest_time.svg"))
