@@ -16,7 +16,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first and pinned: an unpinned resolve pulls a multi-GB CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev,milvus]'
+	$(PY) -m pip install --quiet -e '.[dev,test]'
+	# LangChain's standard VectorStore suite, without the pytest plugins its chat-model suites
+	# bring (asyncio, sockets, recordings, benchmarks), which would load into every test run.
+	$(PY) -m pip install --quiet --no-deps 'langchain-tests>=1.1,<2'
 	# training the lexical normalizer reads the slang dictionary inside ekphrasis and the British
 	# spelling table inside breame (data files only, never imported), so their dependencies are
 	# left out.

@@ -1,0 +1,22 @@
+"""pytest at the repository root: the doctests of framework components whose framework is not
+installed (``pip install "ragkit[langchain]"`` and the like) are not collected."""
+
+from __future__ import annotations
+
+import importlib.util
+
+FRAMEWORKS = {
+    "ragkit/integrations/langchain.py": "langchain_text_splitters",
+    "ragkit/integrations/llama_index.py": "llama_index.core",
+    "ragkit/integrations/haystack.py": "haystack",
+}
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
+
+
+collect_ignore = [path for path, module in FRAMEWORKS.items() if not _installed(module)]
