@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from ragkit.chunking import Chunk
 from ragkit.config import Settings
 from ragkit.documents import Document, content_hash, text_blocks
+from ragkit.documents.given import is_record_source
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_MODEL, choose_model
 from ragkit.errors import RagkitError, validation_message
@@ -277,9 +278,12 @@ def document_lengths(index: Index, keys: Iterable[str]) -> dict[str, int]:
 
 
 def hit_metadata(hit: Hit) -> dict[str, Any]:
-    """A hit's metadata with ragkit's document fields (``source``, ``title``, ``language``)
-    beside it; a metadata field of the same name keeps its own value."""
-    fields: dict[str, Any] = {"source": hit.source, "language": hit.language}
+    """A hit's metadata for LlamaIndex and Haystack: the document's own, beside ragkit's
+    ``file_path`` (for a document ingested from a file: its path, the key both frameworks'
+    file readers use), ``language`` and ``title`` (when it has one); a metadata field of the
+    same name keeps its own value."""
+    fields: dict[str, Any] = {} if is_record_source(hit.source) else {"file_path": hit.source}
+    fields["language"] = hit.language
     if hit.title:
         fields["title"] = hit.title
     return fields | dict(hit.metadata)
