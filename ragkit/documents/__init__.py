@@ -7,6 +7,8 @@
 - :mod:`~ragkit.documents.formats`: one reader per file type (text, Markdown, reST, HTML, PDF,
   JSONL); :mod:`~ragkit.documents.records`: ``.json`` documents, ``.csv`` / ``.tsv`` rows;
 - :mod:`~ragkit.documents.load`: bounded reads, the reader by suffix, whole folders;
+  :mod:`~ragkit.documents.compressed`: ``.gz``, ``.bz2``, ``.xz`` files read as the file they
+  hold, decompressed within the file limit;
 - :mod:`~ragkit.documents.given`: records given from Python or standard input (no file).
 
 Example:
@@ -18,7 +20,13 @@ Example:
 from ragkit.documents.discovery import SkippedFile, discover, display_path, document_key
 from ragkit.documents.formats import text_blocks
 from ragkit.documents.given import Record, record_documents
-from ragkit.documents.load import iter_batches, load_file, load_paths, max_file_bytes
+from ragkit.documents.load import (
+    iter_batches,
+    load_file,
+    load_paths,
+    max_file_bytes,
+    reporting_reads,
+)
 from ragkit.documents.options import LoadOptions
 from ragkit.documents.types import Block, Document, LoadResult, content_hash
 
@@ -38,5 +46,6 @@ __all__ = [
     "load_paths",
     "max_file_bytes",
     "record_documents",
+    "reporting_reads",
     "text_blocks",
 ]

@@ -5,7 +5,9 @@ Folders are walked recursively in sorted order without following symbolic links 
 ragkit index folders (holding ``INDEX_DATABASE``: an index kept inside the folder it
 indexes) and what the include/exclude globs leave out
 (:class:`~ragkit.documents.options.LoadOptions`) are passed over silently. A file without an
-extension (``README``, ``LICENSE``) is read when its first bytes are UTF-8 text. Everything
+extension (``README``, ``LICENSE``) is read when its first bytes are UTF-8 text. A ``.gz``,
+``.bz2`` or ``.xz`` file is judged by the name and bytes it holds (``README.md.gz``,
+``changelog.gz``: :mod:`ragkit.documents.compressed`). Everything
 else that is not ingested is reported with a reason: unsupported file types
 (``unsupported=True``: not an error), symbolic-link loops, broken links, links to folders,
 FIFOs and other non-regular files, folders that cannot be listed, and names that are not valid
@@ -31,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragkit.documents.compressed import compression, inner_name, reader_suffix, sample
 from ragkit.documents.options import LoadOptions
 
 SUPPORTED_SUFFIXES = (
@@ -111,8 +114,9 @@ def file_problem(path: Path) -> str | None:
 
 
 def looks_like_text(path: Path) -> bool:
-    """Whether the first :data:`SNIFF_BYTES` of ``path`` are text: UTF-16 with a BOM, or
-    UTF-8 without NUL bytes (a character cut by the end of the sample is fine).
+    """Whether the first :data:`SNIFF_BYTES` of ``path`` (decompressed, for a compressed file)
+    are text: UTF-16 with a BOM, or UTF-8 without NUL bytes (a character cut by the end of the
+    sample is fine).
 
     Example:
         >>> import tempfile
@@ -122,28 +126,46 @@ def looks_like_text(path: Path) -> bool:
         >>> looks_like_text(folder / "README"), looks_like_text(folder / "blob")
         (True, False)
     """
-    try:
-        with open(path, "rb") as stream:
-            sample = stream.read(SNIFF_BYTES)
-    except OSError:
+    if compression(path):
+        head = sample(path, SNIFF_BYTES)
+    else:
+        try:
+            with open(path, "rb") as stream:
+                head = stream.read(SNIFF_BYTES)
+        except OSError:
+            head = None
+    if head is None:
         return True  # the loader reports why it cannot be read
-    if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return True
-    if b"\x00" in sample:
+    if b"\x00" in head:
         return False
     try:
-        sample.decode("utf-8")
+        head.decode("utf-8")
     except UnicodeDecodeError as error:
-        return len(sample) == SNIFF_BYTES and error.start >= len(sample) - 3
+        return len(head) == SNIFF_BYTES and error.start >= len(head) - 3
     return True
 
 
 def unsupported_type(path: Path) -> SkippedFile | None:
-    """``path`` reported as an unsupported file type, or None when ragkit reads it."""
-    suffix = path.suffix.lower()
+    """``path`` reported as an unsupported file type, or None when ragkit reads it (a
+    compressed file by the name inside: ``notes.md.gz`` as ``notes.md``).
+
+    Example:
+        >>> unsupported_type(Path("site.tar.gz")).reason
+        "unsupported file type '.tar.gz'"
+    """
+    suffix = reader_suffix(path)
     if suffix in SUPPORTED_SUFFIXES or (not suffix and looks_like_text(path)):
         return None
-    reason = f"unsupported file type {suffix!r}" if suffix else "no extension and not UTF-8 text"
+    kind = compression(path)
+    if suffix:
+        named = suffix + path.suffix.lower() if kind else suffix  # '.tar.gz', '.png'
+        reason = f"unsupported file type {named!r}"
+    elif kind:
+        reason = f"{kind} file of {inner_name(path)!r}: no extension and not UTF-8 text"
+    else:
+        reason = "no extension and not UTF-8 text"
     return SkippedFile(display_path(path), reason, unsupported=True)
 
 

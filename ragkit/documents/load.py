@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TypeVar
 
+from ragkit.documents.compressed import compression, decompress, inner_name, reader_suffix
 from ragkit.documents.discovery import SkippedFile, discover, document_key
 from ragkit.documents.formats import (
     decode_text,
@@ -56,7 +59,11 @@ def max_file_bytes() -> int:
 
 
 def read_bounded(path: Path, limit: int) -> bytes:
-    """The bytes of a regular file of at most ``limit`` bytes; reads never exceed the limit."""
+    """The bytes of a regular file of at most ``limit`` bytes; reads never exceed the limit.
+
+    A ``.gz``, ``.bz2`` or ``.xz`` file gives its decompressed bytes, refused once they pass
+    ``limit`` (:func:`ragkit.documents.compressed.decompress`).
+    """
     try:
         # O_NONBLOCK: a FIFO swapped in after discovery must not block the open.
         handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -77,6 +84,8 @@ def read_bounded(path: Path, limit: int) -> bytes:
         )
         if info.st_size > limit:
             raise too_big
+        if compression(path):
+            return decompress(stream, path, limit, info.st_size)
         try:
             data = stream.read(limit + 1)
         except OSError as error:
@@ -90,10 +99,12 @@ def load_file(path: Path, result: LoadResult, text_field: str = "text") -> None:
     """Load one file into ``result``; raises ``RagkitError`` naming the file when it cannot.
 
     ``text_field``: the field or column holding a record's text in ``.json``, ``.csv`` and
-    ``.tsv`` files (:mod:`ragkit.documents.records`).
+    ``.tsv`` files (:mod:`ragkit.documents.records`). A compressed file is read as the file it
+    holds (:mod:`ragkit.documents.compressed`): key and source are its own path, text and
+    content hash those of its decompressed bytes.
     """
     data = read_bounded(path, max_file_bytes())
-    suffix = path.suffix.lower()
+    suffix = reader_suffix(path)
     if suffix in (".jsonl", ".json", ".csv", ".tsv"):
         if suffix == ".jsonl":
             jsonl_documents(data, path, result)
@@ -108,7 +119,7 @@ def load_file(path: Path, result: LoadResult, text_field: str = "text") -> None:
         text, blocks = html_text(data, path)
     else:
         text = decode_text(data, path)
-        if suffix == ".rst" or path.name.lower().endswith(".rst.txt"):
+        if suffix == ".rst" or inner_name(path).lower().endswith(".rst.txt"):
             blocks = rst_blocks(text)
         else:
             blocks = text_blocks(text, markdown=suffix in (".md", ".markdown"))
@@ -127,6 +138,35 @@ def load_file(path: Path, result: LoadResult, text_field: str = "text") -> None:
     )
 
 
+FileProgress = Callable[[int, int], None]
+"""``(files read, files to read)``, called by :func:`load_paths` within :func:`reporting_reads`."""
+
+_reads: ContextVar[FileProgress | None] = ContextVar("ragkit_reads", default=None)
+
+
+@contextmanager
+def reporting_reads(progress: FileProgress) -> Iterator[None]:
+    """Within the block, :func:`load_paths` calls ``progress(done, total)`` once the files to
+    read are known (``done = 0``) and after each file: how a caller that starts an ingest
+    (``ragkit ingest``) follows its reading, which happens before any document is known.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "a.txt").write_text("Water boils.")
+        >>> seen = []
+        >>> with reporting_reads(lambda done, total: seen.append((done, total))):
+        ...     _ = load_paths([folder])
+        >>> seen
+        [(0, 1), (1, 1)]
+    """
+    token = _reads.set(progress)
+    try:
+        yield
+    finally:
+        _reads.reset(token)
+
+
 def load_paths(paths: Iterable[Path], options: LoadOptions | None = None) -> LoadResult:
     """Discover and load every supported file that ``options`` select; failures become
     ``skipped`` entries.
@@ -138,11 +178,16 @@ def load_paths(paths: Iterable[Path], options: LoadOptions | None = None) -> Loa
     files, skipped = discover(paths, chosen)
     result = LoadResult(skipped=skipped)
     max_file_bytes()  # a bad RAGKIT_MAX_FILE_MB fails the whole run, not every file
-    for path in files:
+    progress = _reads.get()
+    if progress:
+        progress(0, len(files))
+    for done, path in enumerate(files, start=1):
         try:
             load_file(path, result, chosen.text_field)
         except RagkitError as error:
             result.skipped.append(SkippedFile(str(path), str(error).removeprefix(f"{path}: ")))
+        if progress:
+            progress(done, len(files))
     return result
 
 

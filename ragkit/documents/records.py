@@ -30,6 +30,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ragkit.documents.compressed import reader_suffix
 from ragkit.documents.discovery import SkippedFile, display_path, document_key
 from ragkit.documents.formats import decode_text, text_blocks
 from ragkit.documents.types import Document, LoadResult, content_hash
@@ -57,7 +58,7 @@ def json_documents(data: bytes, path: Path, result: LoadResult, text_field: str)
 
 def table_documents(data: bytes, path: Path, result: LoadResult, text_field: str) -> None:
     """One document per row of a ``.csv`` (comma) or ``.tsv`` (tab) table with a header row."""
-    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    delimiter = "\t" if reader_suffix(path) == ".tsv" else ","
     reader = csv.DictReader(io.StringIO(decode_text(data, path), newline=""), delimiter=delimiter)
     columns = reader.fieldnames or []
     if text_field not in columns:
