@@ -31,6 +31,9 @@ DEFAULT_MODEL = "auto"
 CONFIG_NAME = "ragkit.toml"  # the settings file in an index folder
 # Settings that shape reranking at query time only; an open index may override them.
 RERANK_SETTINGS = frozenset({"reranker", "rerank_depth", "rerank_weight", "rerank_passes"})
+# Settings that shape queries only (reranking, folding duplicates); an open index may override
+# them for one handle without touching the stored index.
+QUERY_SETTINGS = RERANK_SETTINGS | {"collapse"}
 # Settings re-analysis (ragkit.pipeline.reanalyze) may change in an index that has chunks: they
 # shape matching keys and sparse terms, which it derives again for every chunk (re-embedding
 # only chunks whose embedded key changed).
@@ -87,6 +90,9 @@ class Settings(BaseModel):
     # strips clitics and affixes; ragkit.search.sparse.EXACT_TERM_LANGUAGES), "on", "off".
     exact_terms: Literal["auto", "on", "off"] = "auto"
     fusion_depth: int = Field(default=100, ge=1)  # candidates taken from each list
+    # Hits whose text another, better hit already shows are folded into it (Hit.duplicates),
+    # so k hits are k distinct passages (ragkit.search.collapse); a query may turn it off.
+    collapse: bool = True
     dense_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     # Where normalization applies (see ragkit.normalize): matching keys only (post-inference),
     # embeddings too (pre-index), or per language (auto: Arabic-script text is embedded
@@ -180,6 +186,7 @@ class Settings(BaseModel):
             ("chunking", f"{self.chunker}, {self.chunk_tokens} tokens per chunk{vectors}"),
             ("chunk context", self.chunk_context),
             ("fusion", f"{fusion}, {self.fusion_depth} candidates per list"),
+            ("duplicate passages", "folded into one hit" if self.collapse else "each a hit"),
             ("sparse terms", self.sparse_terms),
             ("normalization", normalization),
             ("reranking", reranking),

@@ -23,7 +23,7 @@ from ragkit.chunking import ChunkingRecord
 from ragkit.config import (
     ANALYSIS_SETTINGS,
     CONFIG_NAME,
-    RERANK_SETTINGS,
+    QUERY_SETTINGS,
     Settings,
     read_settings_file,
 )
@@ -45,9 +45,11 @@ from ragkit.pipeline import (
 from ragkit.pipeline.languages import query_languages
 from ragkit.pipeline.reanalyze import ReanalyzeReport, reanalyze
 from ragkit.pipeline.stages import embeds_normalized
+from ragkit.search.collapse import distinct
+from ragkit.search.contributions import Contribution, contributions, single_list
 from ragkit.search.fusion import SEARCH_MODES, FusionMethod, Ranking, SearchMode, fuse
 from ragkit.search.query import check_query
-from ragkit.store import DocumentEntry, IndexExistsError, IndexStore
+from ragkit.store import DocumentEntry, IndexExistsError, IndexStore, StoredChunk
 from ragkit.store.address import Location, create_store, display, index_exists, open_store
 from ragkit.store.catalog import EXPORT_FORMATS, select_keys, write_jsonl
 from ragkit.store.consistent import one_generation
@@ -79,6 +81,18 @@ class Hit:
     language: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
     key: str = ""
+    duplicates: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ExplainedHit:
+    """A hit of :meth:`Index.explain` and how its first-stage score came about
+    (:class:`ragkit.search.contributions.Contribution`); ``reranked``: ``hit.score`` is the
+    reranker's, ``contribution.score`` the first stage's."""
+
+    hit: Hit
+    contribution: Contribution
+    reranked: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,6 +122,23 @@ class IndexInfo:
         chosen = ", ".join(f"{name} {count}" for name, count in self.chunkers_chosen.items())
         fields = [(f.name, str(getattr(self, f.name))) for f in dataclasses.fields(self)][:-2]
         return [*fields, ("chunkers chosen", chosen or "—"), *self.settings]
+
+
+def _hit(row: StoredChunk, score: float, duplicates: list[str] | None = None) -> Hit:
+    """The hit of a stored chunk."""
+    return Hit(
+        text=row.text,
+        score=score,
+        document_id=row.external_id or row.document_key,
+        source=row.source,
+        start=row.start,
+        end=row.end,
+        title=row.title,
+        language=row.language,
+        metadata=row.metadata,
+        key=row.document_key,
+        duplicates=duplicates or [],
+    )
 
 
 def _with_file_settings(
@@ -165,9 +196,9 @@ class Index:
         embedded Milvus Lite file).
 
         ``settings`` of a new index are stored with it. For an existing index they must match
-        the stored ones, except the reranking settings (``RERANK_SETTINGS``: ``reranker``,
-        ``rerank_depth``, ``rerank_weight``, ``rerank_passes``), which apply to this handle
-        only, e.g. ``Index.open("my-index", rerank_weight=0.3)``. A setting that does not
+        the stored ones, except the query settings (``QUERY_SETTINGS``: ``reranker``,
+        ``rerank_depth``, ``rerank_weight``, ``rerank_passes``, ``collapse``), which apply to
+        this handle only, e.g. ``Index.open("my-index", rerank_weight=0.3)``. A setting that does not
         exist, or a missing index without ``create=True``, raises :class:`RagkitError`.
 
         Settings not given here come from the settings file: ``config``, or ``ragkit.toml``
@@ -212,7 +243,7 @@ class Index:
                 "use a new --index folder for another model"
             )
         for name, value in settings.items():
-            if name not in RERANK_SETTINGS and getattr(index.settings, name) != value:
+            if name not in QUERY_SETTINGS and getattr(index.settings, name) != value:
                 where = f" (set in {filed[name]})" if name in filed else ""
                 raise RagkitError(
                     f"{folder}: built with {name}={getattr(index.settings, name)!r}, not "
@@ -221,7 +252,7 @@ class Index:
         stale = index.store.stale_tokenizers()
         if stale:
             log.warning("%s", stale_message(folder, stale))
-        overrides = {n: v for n, v in settings.items() if n in RERANK_SETTINGS}
+        overrides = {n: v for n, v in settings.items() if n in QUERY_SETTINGS}
         if overrides:
             try:
                 index.settings = Settings.model_validate(index.settings.model_dump() | overrides)
@@ -445,6 +476,7 @@ class Index:
         fusion: FusionMethod | None = None,
         rerank: bool = False,
         language: str | None = None,
+        collapse: bool | None = None,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query``, best first.
 
@@ -458,7 +490,51 @@ class Index:
         ``language``: analyze the query as this language (ISO 639 code). By default it is
         analyzed with the languages the index holds for the query's script
         (:func:`ragkit.pipeline.languages.query_languages`), never with one it does not hold.
+        ``collapse``: fold hits whose text a better hit already shows into it (listed in its
+        ``duplicates``), so the ``k`` hits are ``k`` distinct passages (default: the
+        ``collapse`` setting, on; :mod:`ragkit.search.collapse`).
         """
+        found = self._search(query, k, mode, filters, fusion, rerank, language, collapse)
+        return [hit for hit, _ in found]
+
+    @one_generation
+    def explain(
+        self,
+        query: str,
+        k: int = 10,
+        mode: SearchMode = "hybrid",
+        filters: dict[str, Any] | None = None,
+        fusion: FusionMethod | None = None,
+        rerank: bool = False,
+        language: str | None = None,
+        collapse: bool | None = None,
+    ) -> list[ExplainedHit]:
+        """The hits of :meth:`search` (the same arguments, the same hits), each with the dense
+        and sparse lists' parts of its first-stage score
+        (:func:`ragkit.search.contributions.contributions`).
+
+        Example:
+            >>> found = index.explain("boiling point of water", k=1)[0]  # doctest: +SKIP
+            >>> part = found.contribution  # doctest: +SKIP
+            >>> part.dense + part.sparse == found.hit.score  # doctest: +SKIP
+            True
+        """
+        found = self._search(query, k, mode, filters, fusion, rerank, language, collapse, True)
+        return [ExplainedHit(hit, part, rerank) for hit, part in found if part is not None]
+
+    def _search(
+        self,
+        query: str,
+        k: int,
+        mode: SearchMode,
+        filters: dict[str, Any] | None,
+        fusion: FusionMethod | None,
+        rerank: bool,
+        language: str | None,
+        collapse: bool | None,
+        explain: bool = False,
+    ) -> list[tuple[Hit, Contribution | None]]:
+        """:meth:`search`'s hits, each with its contribution when ``explain`` (else None)."""
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise RagkitError(f"k={k!r}: ask for at least one hit (a whole number ≥ 1)")
         if filters is not None and not isinstance(filters, dict):
@@ -472,8 +548,12 @@ class Index:
             language = check_language(language, "language")
         if rerank:
             depth = max(k, self.settings.rerank_depth)
-            candidates = self.search(query, depth, mode, filters, fusion, language=language)
-            return self.reranker.rerank_hits(query, candidates, k)
+            candidates = self._search(
+                query, depth, mode, filters, fusion, False, language, collapse, explain
+            )
+            parts = {(hit.key, hit.start, hit.end): part for hit, part in candidates}
+            reranked = self.reranker.rerank_hits(query, [hit for hit, _ in candidates], k)
+            return [(hit, parts[hit.key, hit.start, hit.end]) for hit in reranked]
         if mode not in SEARCH_MODES:
             raise RagkitError(f"search mode {mode!r}: use one of {', '.join(SEARCH_MODES)}")
         if self.settings.embedding_model == AUTO_MODEL:
@@ -484,12 +564,13 @@ class Index:
         keys = [self.matching_key(query, each) for each in languages]
         method = fusion or self.settings.fusion
         dense: Ranking = []
+        parts: dict[int, Contribution] = {}
         if mode in ("hybrid", "dense"):
             text = keys[0] if embeds_normalized(languages[0], self.settings) else query
             vector = self.encoder.encode_queries([text])[0]
             dense = self.store.search_vectors(vector, depth, allowed)
         if mode == "dense":
-            scored = dense[:k]
+            scored = dense
         else:
             # Weighted fusion compares scores, so each list scores the other's candidates too
             # (not 0 for "below this list's depth").
@@ -498,30 +579,27 @@ class Index:
             include = [i for i, _ in dense] if complete else []
             sparse = self.store.search_terms(terms, depth, allowed, include)
             if mode == "sparse":
-                scored = sparse[:k]
+                scored = sparse
             else:
                 if complete:
                     found = {i for i, _ in dense}
                     missing = [i for i, _ in sparse if i not in found]
                     dense = dense + self.store.score_vectors(vector, missing)
                 weights = (self.settings.dense_weight, 1.0 - self.settings.dense_weight)
-                scored = fuse([dense, sparse], method, self.settings.rrf_k, weights)[:k]
-        rows = self.store.chunks_by_id(i for i, _ in scored)
+                scored = fuse([dense, sparse], method, self.settings.rrf_k, weights)
+                if explain:
+                    parts = contributions(dense, sparse, method, self.settings.rrf_k, weights)
+        if explain and not parts:
+            parts = single_list(scored, "dense" if mode == "dense" else "sparse")
+        folding = self.settings.collapse if collapse is None else collapse
+        if not folding:
+            rows = self.store.chunks_by_id(i for i, _ in scored[:k])
+            return [(_hit(rows[i], score), parts.get(i)) for i, score in scored[:k] if i in rows]
+        passages = distinct(
+            scored, k, self.store.chunks_by_id, lambda row: row.text, lambda row: row.document_key
+        )
         return [
-            Hit(
-                text=rows[i].text,
-                score=score,
-                document_id=rows[i].external_id or rows[i].document_key,
-                source=rows[i].source,
-                start=rows[i].start,
-                end=rows[i].end,
-                title=rows[i].title,
-                language=rows[i].language,
-                metadata=rows[i].metadata,
-                key=rows[i].document_key,
-            )
-            for i, score in scored
-            if i in rows
+            (_hit(row, score, copies), parts.get(row.chunk_id)) for row, score, copies in passages
         ]
 
     def info(self) -> IndexInfo:

@@ -213,6 +213,8 @@ def print_ingest_report(report: IngestReport, strict: bool = False) -> None:
             soft_wrap=True,
         )
     renamed = f"renamed {report.documents_renamed} · " if report.documents_renamed else ""
+    if report.documents_copied:  # exact duplicates: stored as copies, not embedded again
+        renamed += f"duplicates {report.documents_copied} · "
     seen = (
         f"records seen {report.records_seen}"
         if report.records_seen

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from ragkit.cli.ingest import CONFIG
 from ragkit.cli.options import INDEX
-from ragkit.cli.output import console, errors, fail, plain
+from ragkit.cli.output import console, counted, errors, fail, plain
 from ragkit.errors import RagkitError
 from ragkit.normalize.detect import check_language
 from ragkit.search.query import check_query
@@ -61,6 +61,12 @@ def query(
     reranker: str | None = typer.Option(
         None, "--reranker", help="With --rerank: a shipped model or a folder from `rerank train`."
     ),
+    collapse: bool | None = typer.Option(
+        None,
+        "--collapse/--no-collapse",
+        help="Fold hits whose text a better hit shows into it, so k hits are k distinct "
+        "passages (default: the index's collapse setting, on).",
+    ),
     config: Path | None = CONFIG,
 ) -> None:
     """Search an index and print ranked hits."""
@@ -96,6 +102,7 @@ def query(
             fusion=fusion,  # type: ignore[arg-type]
             rerank=rerank,
             language=lang,
+            collapse=collapse,
         )
     except RagkitError as error:
         fail(error)
@@ -110,7 +117,8 @@ def query(
     for rank, hit in enumerate(hits, start=1):
         snippet = plain(" ".join(hit.text.split())[:120])
         span = f"{hit.start}-{hit.end}"
-        table.add_row(str(rank), f"{hit.score:.3f}", plain(hit.key), span, snippet)
+        document = hit.key + (f" (+{len(hit.duplicates)} copies)" if hit.duplicates else "")
+        table.add_row(str(rank), f"{hit.score:.3f}", plain(document), span, snippet)
     console.print(table)
 
 
@@ -171,6 +179,9 @@ def info(
                     soft_wrap=True,
                 )
             print_chunking(document, opened.chunking(document))
+            entries = [each for each in opened.documents(document) if each.key == document]
+            for entry in entries:  # the page's chunk bands count the same chunks
+                console.print(f"{counted(entry.chunks, 'chunk')} · {entry.characters} characters")
             return
         details = opened.info()
     except RagkitError as error:

@@ -39,6 +39,7 @@ from ragkit.documents.options import LoadOptions
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_MODEL, MINILM_NAMES, MULTILINGUAL_MODEL, choose_model
 from ragkit.errors import RagkitError
+from ragkit.pipeline.duplicates import CopyPlan, as_copy, embed_once, plan_copies
 from ragkit.pipeline.identity import StoredIdentity, plan_renames
 from ragkit.pipeline.languages import collection_profile, resolve_documents
 from ragkit.pipeline.plan import (
@@ -82,6 +83,8 @@ class IngestReport:
     documents_removed: int = 0
     documents_renamed: int = 0
     chunks_added: int = 0
+    chunks_embedded: int = 0  # distinct texts embedded (a text repeated is embedded once)
+    documents_copied: int = 0  # copies of stored content: not chunked or embedded again
     skipped: list[SkippedFile] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     generation: int = 0
@@ -103,6 +106,8 @@ class IngestReport:
             "documents_removed": self.documents_removed,
             "documents_renamed": self.documents_renamed,
             "chunks_added": self.chunks_added,
+            "chunks_embedded": self.chunks_embedded,
+            "documents_copied": self.documents_copied,
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "seconds": self.seconds,
             "generation": self.generation,
@@ -288,27 +293,60 @@ class Ingest:
         report.seconds.update(chunk=0.0, normalize=0.0, embed=0.0, commit=0.0)
         if progress:
             progress("documents", 0, len(changed))
-        for batch in iter_batches(changed, self.settings.commit_every_documents):
-            chunking = self._reporting(progress, "chunk")
-            prepared = self.stages.prepare(batch, self.settings, chunking, report.seconds)
-            clock = time.perf_counter()
-            texts = embedding_texts(prepared, self.settings)
-            vectors = (
-                self.stages.embed(texts, self.settings, self._reporting(progress, "embed"), None)
-                if texts
-                else np.zeros((0, self.store.dimension), dtype=np.float32)
-            )
-            report.seconds["embed"] += time.perf_counter() - clock
-            clock = time.perf_counter()
-            self.stages.commit(self.store, attach_vectors(prepared, vectors))
-            report.seconds["commit"] += time.perf_counter() - clock
-            report.chunks_added += len(texts)
-            report.documents_added += len(batch)
+        unstable = {d.key for d in changed} | set(stale)
+        plan = plan_copies(changed, {k: h for k, h in known.items() if k not in unstable})
+        for batch in iter_batches(plan.originals, self.settings.commit_every_documents):
+            self._commit_originals(batch, report, progress)
+            if progress:
+                progress("documents", report.documents_added, len(changed))
+        copies = [d for d in changed if d.key in plan.copies]
+        for batch in iter_batches(copies, self.settings.commit_every_documents):
+            self._commit_copies(batch, plan, report)
             if progress:
                 progress("documents", report.documents_added, len(changed))
         if self.encoder is not None:
             self.encoder.on_passages = None  # the encoder outlives this run (Index.encoder)
         return self._finish(report, started, stale)
+
+    def _commit_originals(
+        self, batch: list[Document], report: IngestReport, progress: ProgressCallback | None
+    ) -> None:
+        """Chunk, normalize, embed (each distinct text once) and commit one batch."""
+        chunking = self._reporting(progress, "chunk")
+        prepared = self.stages.prepare(batch, self.settings, chunking, report.seconds)
+        clock = time.perf_counter()
+        texts = embedding_texts(prepared, self.settings)
+        encoder = self._reporting(progress, "embed")
+        vectors = (
+            embed_once(
+                texts, lambda distinct: self.stages.embed(distinct, self.settings, encoder, None)
+            )
+            if texts
+            else np.zeros((0, self.store.dimension), dtype=np.float32)
+        )
+        report.seconds["embed"] += time.perf_counter() - clock
+        clock = time.perf_counter()
+        self.stages.commit(self.store, attach_vectors(prepared, vectors))
+        report.seconds["commit"] += time.perf_counter() - clock
+        report.chunks_added += len(texts)
+        report.chunks_embedded += len(set(texts))
+        report.documents_added += len(batch)
+
+    def _commit_copies(self, batch: list[Document], plan: CopyPlan, report: IngestReport) -> None:
+        """Commit one batch of copies, each with the stored content of the document it copies
+        (:mod:`ragkit.pipeline.duplicates`): nothing chunked or embedded."""
+        clock = time.perf_counter()
+        wanted = list(dict.fromkeys(plan.copies[d.key] for d in batch))
+        stored = {p.document.key: p for p in self.store.stored_documents(wanted)}
+        missing = [key for key in wanted if key not in stored]
+        if missing:
+            raise RagkitError(f"{self.store.location}: {missing[0]} vanished while copied")
+        pending = [as_copy(d, stored[plan.copies[d.key]]) for d in batch]
+        self.stages.commit(self.store, pending)
+        report.seconds["commit"] += time.perf_counter() - clock
+        report.chunks_added += sum(len(p.chunks) for p in pending)
+        report.documents_added += len(batch)
+        report.documents_copied += len(batch)
 
     def _rename(self, documents: list[Document], report: IngestReport) -> list[str]:
         """Rename in place the stored documents that ``documents`` are moves of, or that were
@@ -345,11 +383,14 @@ class Ingest:
         foreign = Counter(x for x in languages if x not in ("en", "und"))
         if foreign and self.settings.embedding_model in MINILM_NAMES:
             log.warning(
-                "%d documents are not English (%s) but %s embeds English only; index them "
-                "in a folder created with --model %s",
-                foreign.total(),
+                "%s not English (%s) but %s embeds English only; index %s in a folder "
+                "created with --model %s",
+                f"{foreign.total()} document is"
+                if foreign.total() == 1
+                else f"{foreign.total()} documents are",
                 ", ".join(sorted(foreign)),
                 self.settings.embedding_model,
+                "it" if foreign.total() == 1 else "them",
                 MULTILINGUAL_MODEL,
             )
 

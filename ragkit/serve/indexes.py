@@ -21,10 +21,12 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ragkit.embed.models import AUTO_MODEL
 from ragkit.errors import RagkitError
 from ragkit.index import Index
+from ragkit.serve.inspection import DocumentTexts, explanations
 from ragkit.serve.schemas import IndexSummary, SearchRequest, SearchResponse
 from ragkit.store.address import Location, default_name, display, is_milvus
 
@@ -76,6 +78,7 @@ class ServedIndexes:
         self.paths = {each.name: each.path for each in locations}
         self._indexes = {each.name: Index.open(each.path) for each in locations}
         self._locks = {each.name: threading.Lock() for each in locations}
+        self._texts = DocumentTexts()  # the documents hits are shown in (explain)
         if warm:
             for index in self._indexes.values():
                 if index.settings.embedding_model != AUTO_MODEL:
@@ -108,16 +111,25 @@ class ServedIndexes:
         if request.rerank:
             with self._locks[name]:
                 _ = index.reranker  # loaded once, even when requests arrive together
-        hits = index.search(
-            request.query,
-            k=request.k,
-            mode=request.mode,
-            filters=dict(request.filters) if request.filters else None,
-            fusion=request.fusion,
-            rerank=request.rerank,
-            language=request.language,
+        options: dict[str, Any] = {
+            "k": request.k,
+            "mode": request.mode,
+            "filters": dict(request.filters) if request.filters else None,
+            "fusion": request.fusion,
+            "rerank": request.rerank,
+            "language": request.language,
+            "collapse": request.collapse,
+        }
+        if not request.explain:
+            hits = index.search(request.query, **options)
+            return SearchResponse(index=name, generation=index.store.generation, hits=hits)
+        explained = index.explain(request.query, **options)
+        return SearchResponse(
+            index=name,
+            generation=index.store.generation,
+            hits=[each.hit for each in explained],
+            explanations=explanations(index, explained, self._texts),
         )
-        return SearchResponse(index=name, generation=index.store.generation, hits=hits)
 
     def summaries(self) -> list[IndexSummary]:
         """Every served index with its current generation and counts."""

@@ -25,6 +25,7 @@ from ragkit.errors import RagkitError
 from ragkit.index import Hit
 from ragkit.normalize.detect import check_language
 from ragkit.search.fusion import FusionMethod, SearchMode
+from ragkit.serve.views import HitExplanation
 
 
 class SearchRequest(BaseModel):
@@ -44,6 +45,16 @@ class SearchRequest(BaseModel):
         None, description="Analyze the query as this ISO 639 code (e.g. en, ar; one ragkit knows)."
     )
     rerank: bool = Field(False, description="Rerank the first stage with the groupwise reranker.")
+    collapse: bool | None = Field(
+        None,
+        description="Fold hits whose text a better hit shows into it (listed in its "
+        "'duplicates'), so k hits are k distinct passages; default: the index's setting (on).",
+    )
+    explain: bool = Field(
+        False,
+        description="Also return 'explanations': each hit's dense and sparse parts of its "
+        "first-stage score and the original text around its span (the same hits either way).",
+    )
 
     @field_validator("query")
     @classmethod
@@ -70,6 +81,9 @@ class SearchResponse(BaseModel):
     index: str
     generation: int
     hits: list[Hit]
+    explanations: list[HitExplanation] | None = Field(
+        None, description="With 'explain': explanations[i] explains hits[i]."
+    )
 
 
 class IndexSummary(BaseModel):
