@@ -169,9 +169,11 @@ def rank_documents(
     mode: SearchMode = "dense",
     fusion: FusionMethod | None = None,
 ) -> list[str]:
-    """Document ids best first; a document scores as its best chunk."""
+    """Document ids best first; a document scores as its best chunk. Judgments grade every
+    document, so identical passages of several documents are not folded (``collapse`` off):
+    each document keeps its own rank."""
     ranked: list[str] = []
-    for hit in index.search(query, k=depth * 3, mode=mode, fusion=fusion):
+    for hit in index.search(query, k=depth * 3, mode=mode, fusion=fusion, collapse=False):
         if hit.document_id not in ranked:
             ranked.append(hit.document_id)
     return ranked[:depth]
