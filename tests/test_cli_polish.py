@@ -40,8 +40,8 @@ def test_help_shows_words_not_python_types() -> None:
     listing = ragkit("--help").stdout
     # a wrapped docstring's summary is one line in the command list
     assert re.search(
-        r"ingest\s+Load, chunk, embed and commit files into an index\. Exit 1 when "
-        r"some files failed to load",
+        r"ingest\s+Load, chunk, embed and commit files \(or JSONL records from standard "
+        r"input\) into an index\. Exit 1 when some files or records failed to load",
         listing,
     ), listing
 

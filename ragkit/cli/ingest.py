@@ -18,14 +18,8 @@ from typing import Any
 import typer
 
 from ragkit.cli.options import NEW_INDEX
-from ragkit.cli.output import (
-    errors,
-    fail,
-    option_error,
-    print_ingest_report,
-    progress_bar,
-    stage_progress,
-)
+from ragkit.cli.output import errors, fail, option_error, print_ingest_report
+from ragkit.cli.progress import ingest_progress, progress_seconds
 from ragkit.errors import RagkitError
 
 # Which files are read and how; shared with `ragkit flows run ingest` and `flows serve`.
@@ -46,6 +40,7 @@ CONFIG = typer.Option(
 )
 # What ingest's progress stages show (ragkit.pipeline.ProgressCallback).
 INGEST_STAGES = {
+    "files": "files read",
     "documents": "documents committed",
     "chunk": "choosing chunks: texts embedded",
     "embed": "embedding chunks",
@@ -55,6 +50,13 @@ SOURCE = typer.Option(
     "--source",
     help="With '-': the records' source, written <name> (default <records>); --prune then "
     "removes the stored records of that source missing from standard input.",
+)
+QUIET = typer.Option(
+    False,
+    "--quiet",
+    "-q",
+    help="No progress: neither the bars on a terminal nor, outside one, the line printed every "
+    "30 s (RAGKIT_PROGRESS_SECONDS) with files read, documents committed, chunks, rate, ETA.",
 )
 STRICT = typer.Option(
     False, "--strict", help="Exit 1 for unsupported file types too, not only failed ones."
@@ -125,10 +127,12 @@ def ingest(
     strict: bool = STRICT,
     config: Path | None = CONFIG,
     source: str | None = SOURCE,
+    quiet: bool = QUIET,
 ) -> None:
     """Load, chunk, embed and commit files (or JSONL records from standard input) into an
     index. Exit 1 when some files or records failed to load (unsupported file types are
-    listed, and fail the run only with --strict)."""
+    listed, and fail the run only with --strict). Compressed files (.gz, .bz2, .xz) are read
+    as the file they hold."""
     from pydantic import ValidationError
 
     from ragkit.documents.given import DEFAULT_SOURCE, check_source, jsonl_records
@@ -143,25 +147,27 @@ def ingest(
                 f"{', '.join(map(str, paths))}: no such file or folder; nothing ingested and "
                 f"no index created or changed at {index}"
             )
+        if not quiet:
+            progress_seconds()  # a bad RAGKIT_PROGRESS_SECONDS fails before an index is made
         chosen = new_index_settings(normalization, chunker, chunk_tokens, chunk_weights)
         try:
             opened = Index.open(index, create=True, model=model, config=config, **chosen)
         except ValidationError as error:
             raise option_error(error) from error
-        with progress_bar() as bar:
+        with ingest_progress(INGEST_STAGES, quiet) as progress:
             if from_stdin:
                 report = opened.add(
                     jsonl_records(sys.stdin.buffer),
                     prune,
                     wait,
-                    stage_progress(bar, INGEST_STAGES),
+                    progress,
                     source or DEFAULT_SOURCE,
                 )
             else:
                 report = opened.ingest(
                     paths,
                     prune,
-                    stage_progress(bar, INGEST_STAGES),
+                    progress,
                     wait,
                     include=include,
                     exclude=exclude,
