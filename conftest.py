@@ -1,9 +1,13 @@
 """pytest at the repository root: the doctests of framework components whose framework is not
-installed (``pip install "ragkit[langchain]"`` and the like) are not collected."""
+installed (``pip install "ragkit[langchain]"`` and the like) are not collected, and Haystack
+sends no usage data from tests (it would try at import)."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
+
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 
 FRAMEWORKS = {
     "ragkit/integrations/langchain.py": "langchain_text_splitters",
