@@ -1,0 +1,53 @@
+"""The examples of docs/frameworks.md run as written (one per framework, each in an empty
+folder), so the page cannot drift from the components."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")  # before haystack loads
+
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "frameworks.md"
+SECTION = re.compile(r"^## (.+)$", re.MULTILINE)
+EXAMPLE = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
+FRAMEWORK_MODULES = {
+    "LangChain": "langchain_text_splitters",
+    "LlamaIndex": "llama_index.core",
+    "Haystack": "haystack",
+}
+
+
+def _examples() -> dict[str, str]:
+    """Each section's Python example, by section title."""
+    text = PAGE.read_text(encoding="utf-8")
+    titles = list(SECTION.finditer(text))
+    examples = {}
+    for title, following in zip(titles, [*titles[1:], None], strict=True):
+        body = text[title.end() : following.start() if following else len(text)]
+        found = EXAMPLE.findall(body)
+        if found:
+            assert len(found) == 1, f"{title.group(1)}: one runnable example per framework"
+            examples[title.group(1)] = found[0]
+    return examples
+
+
+def test_every_framework_has_an_example() -> None:
+    assert set(_examples()) == set(FRAMEWORK_MODULES)
+
+
+@pytest.mark.parametrize("framework", sorted(FRAMEWORK_MODULES))
+def test_example_runs(
+    framework: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip(FRAMEWORK_MODULES[framework], reason=f"{framework} is not installed")
+    monkeypatch.chdir(tmp_path)
+    code = compile(_examples()[framework], f"{PAGE.name} ({framework})", "exec")
+    exec(code, {"__name__": f"frameworks_{framework.lower()}"})
+    assert capsys.readouterr().out.strip(), "the example prints what it found"
