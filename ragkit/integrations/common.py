@@ -246,17 +246,23 @@ def add_records(index: Index, records: list[dict[str, Any]], source: str) -> Non
 
 
 def delete_records(index: Index, ids: Iterable[str], wait: bool | float = True) -> list[str]:
-    """Remove the documents whose key is exactly one of ``ids`` (ids that are absent are
-    passed over, and an id is never read as a glob or a source); the removed keys."""
+    """Remove the documents whose key is exactly one of ``ids`` with :meth:`ragkit.Index.delete`
+    (ids that are absent are passed over); the removed keys. An id that, read as a key
+    pattern there, would also match other documents (``a*`` beside ``ab``, an id equal to a
+    records source) is refused with a :class:`RagkitError` and nothing is removed."""
     wanted = list(dict.fromkeys(str(i) for i in ids))
-    store = index.store
-    with store.writing(wait):
-        store.refresh()
-        present = [key for key in wanted if store.language_decision(key) is not None]
-        if present:
-            store.commit([], remove_keys=present)
-            store.ensure_sparse()
-    return present
+    index.store.refresh()
+    present = [key for key in wanted if index.store.language_decision(key) is not None]
+    if not present:
+        return []
+    wider = sorted({d.key for key in present for d in index.documents(key)} - set(present))
+    if wider:
+        raise RagkitError(
+            f"delete {', '.join(map(repr, present))}: as key patterns they also match "
+            f"{', '.join(map(repr, wider[:5]))}; nothing removed (Index.delete takes globs: "
+            "remove these documents with it directly)"
+        )
+    return index.delete(present, wait=wait)
 
 
 def stored_texts(index: Index, ids: Iterable[str]) -> list[tuple[Document, str]]:
