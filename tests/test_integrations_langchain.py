@@ -170,6 +170,8 @@ def test_clear_errors(scratch: RagkitVectorStore, caplog: pytest.LogCaptureFixtu
         scratch.add_texts([""], ids=["empty"])
     with pytest.raises(NotImplementedError, match="MMR"):
         scratch.as_retriever(search_type="mmr").invoke("x")
+    with pytest.raises(RagkitError, match="give them to Index.open"):
+        RagkitVectorStore(index=scratch.index, model=MODEL)
     with pytest.raises(RagkitError, match="angle brackets"):
         RagkitVectorStore(index=scratch.index, source="notes")
     with caplog.at_level(logging.WARNING):

@@ -155,6 +155,14 @@ class RagkitRetriever:
             else FilterPolicy.from_str(filter_policy)
         )
 
+    def warm_up(self) -> None:
+        """Load the index's encoder (and the reranker with ``rerank``) before the first query
+        (``Pipeline.warm_up`` and ``Pipeline.run`` call this)."""
+        if self.index.settings.embedding_model != AUTO_MODEL:
+            _ = self.index.encoder
+            if self.rerank:
+                _ = self.index.reranker
+
     def to_dict(self) -> dict[str, Any]:
         """The component as a dict (the index by its location)."""
         return default_to_dict(

@@ -155,7 +155,7 @@ class RagkitVectorStore(VectorStore):
         if index is None:
             self._temporary = Path(tempfile.mkdtemp(prefix="ragkit-langchain-"))
             index = self._temporary / "index"
-        if not isinstance(index, Index) and model is not None:
+        if model is not None:
             settings["model"] = model
         self.index = open_index(index, create=True, **settings)
         if self._temporary is not None:
