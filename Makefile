@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install bench-install demo test lint docs plots clean
+.PHONY: install bench-install browser demo test lint docs plots clean
 
 install: $(STAMP)
 
@@ -38,7 +38,24 @@ demo: install
 	$(VENV)/bin/ragkit query "convert temperature from Celsius to Fahrenheit" --index .demo-index -k 5
 	$(VENV)/bin/ragkit query "أي العمل أحب إلى الله؟ الصلاة على وقتها" --index .demo-index -k 3
 
-test: install
+# The inspection page's browser tests (tests/test_page.py): Playwright for Python (the page
+# extra) driving Debian's chromium, apt-installed when missing (as root, or with sudo that asks
+# no password); without a browser those tests skip and say why.
+BROWSER_STAMP := $(VENV)/.browser-installed
+APT_CHROMIUM := apt-get install -y -qq --no-install-recommends chromium
+
+browser: install $(BROWSER_STAMP)
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then $(APT_CHROMIUM) || { apt-get update -qq && $(APT_CHROMIUM); }; \
+	  elif sudo -n true 2>/dev/null; then sudo $(APT_CHROMIUM) || { sudo apt-get update -qq && sudo $(APT_CHROMIUM); }; \
+	  fi; } >/dev/null || true
+	@command -v chromium >/dev/null 2>&1 || echo "note: no chromium (apt-get install chromium as root); the browser tests will skip"
+
+$(BROWSER_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[page]'
+	touch $(BROWSER_STAMP)
+
+test: install browser
 	$(PY) -m pytest -q
 
 # The built wheel in a fresh virtualenv, run outside the repository (.ci/smoke).

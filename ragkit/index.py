@@ -551,9 +551,9 @@ class Index:
             candidates = self._search(
                 query, depth, mode, filters, fusion, False, language, collapse, explain
             )
-            parts = {(hit.key, hit.start, hit.end): part for hit, part in candidates}
+            first = {(hit.key, hit.start, hit.end): part for hit, part in candidates}
             reranked = self.reranker.rerank_hits(query, [hit for hit, _ in candidates], k)
-            return [(hit, parts[hit.key, hit.start, hit.end]) for hit in reranked]
+            return [(hit, first[hit.key, hit.start, hit.end]) for hit in reranked]
         if mode not in SEARCH_MODES:
             raise RagkitError(f"search mode {mode!r}: use one of {', '.join(SEARCH_MODES)}")
         if self.settings.embedding_model == AUTO_MODEL:

@@ -1,11 +1,16 @@
-"""The HTTP API of ``ragkit serve`` (FastAPI): search served indexes, list them, health.
+"""The HTTP API of ``ragkit serve`` (FastAPI): search served indexes, list them, health, and
+look inside them; the inspection page at ``/``.
 
-Endpoints: ``POST /search``, ``GET /indexes``, ``GET /health``; OpenAPI docs at ``/docs``
+Endpoints: ``POST /search``, ``GET /indexes``, ``GET /health``; for inspection
+``GET /indexes/{name}`` (details), ``/indexes/{name}/doctor``, ``/indexes/{name}/documents``,
+``/indexes/{name}/document?key=KEY`` and ``GET /languages``; OpenAPI docs at ``/docs``
 (Swagger UI) and ``/redoc``, their JavaScript and CSS served by the app itself from the
-fastapi-offline package (no CDN: the pages work on a machine without internet).
-Errors are JSON ``{"detail": ...}``: an unknown index is 404, a request that does not fit the
-schema (an empty query, an unknown ``mode`` or ``language``) 422, a search ragkit refuses 422
-with its message.
+fastapi-offline package (no CDN: the pages work on a machine without internet). The page at
+``/`` is plain HTML, CSS and JavaScript shipped in ``ragkit/serve/page`` (served under
+``/page/``) that reads only through these endpoints.
+Errors are JSON ``{"detail": ...}``: an unknown index or document is 404, a request that does
+not fit the schema (an empty query, an unknown ``mode`` or ``language``) 422, a search ragkit
+refuses 422 with its message.
 
 Example:
     >>> from fastapi.testclient import TestClient  # doctest: +SKIP
@@ -18,13 +23,27 @@ Example:
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI, Query, Request
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
 from ragkit.errors import RagkitError
+from ragkit.normalize.detect import known_languages
+from ragkit.paths import package_folder
+from ragkit.serve import inspection
 from ragkit.serve.indexes import ServedIndexes, UnknownIndexError
 from ragkit.serve.schemas import Health, IndexSummary, SearchRequest, SearchResponse
+from ragkit.serve.views import DoctorReport, DocumentList, DocumentView, IndexDetails
+
+# The page runs only its own files: no inline script or style, no other origin, no plugins.
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
+    "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
 
 
 def create_app(served: ServedIndexes, version: str = "") -> FastAPI:
@@ -41,7 +60,8 @@ def create_app(served: ServedIndexes, version: str = "") -> FastAPI:
 
     @app.exception_handler(RagkitError)
     def _refused(_: Request, error: RagkitError) -> JSONResponse:
-        status = 404 if isinstance(error, UnknownIndexError) else 422
+        missing = isinstance(error, UnknownIndexError | inspection.UnknownDocumentError)
+        status = 404 if missing else 422
         return JSONResponse({"detail": str(error)}, status_code=status)
 
     @app.post("/search", response_model=SearchResponse)
@@ -59,4 +79,49 @@ def create_app(served: ServedIndexes, version: str = "") -> FastAPI:
         """The server is up and its indexes are open."""
         return Health(indexes=len(served.names))
 
+    @app.get("/indexes/{name}", response_model=IndexDetails)
+    def index_details(name: str) -> IndexDetails:
+        """The index's model, generation, counts, languages and effective settings (what
+        ``ragkit info`` prints)."""
+        name, index = served.get(name)
+        return inspection.index_details(name, served.paths[name], index)
+
+    @app.get("/indexes/{name}/doctor", response_model=DoctorReport)
+    def doctor(name: str) -> DoctorReport:
+        """``ragkit doctor``'s checks of the index (nothing is repaired)."""
+        name, _ = served.get(name)
+        return inspection.doctor_report(served.paths[name])
+
+    @app.get("/indexes/{name}/documents", response_model=DocumentList)
+    def documents(
+        name: str,
+        glob: str | None = Query(None, description="A key, source or glob (as `ragkit ls`)."),
+        limit: int = Query(100, ge=1, le=10_000, description="At most this many documents."),
+    ) -> DocumentList:
+        """The documents the index holds, by key (what ``ragkit ls`` lists)."""
+        name, index = served.get(name)
+        return inspection.document_list(index, glob, limit)
+
+    @app.get("/indexes/{name}/document", response_model=DocumentView)
+    def document(
+        name: str, key: str = Query(description="The document's key (GET .../documents).")
+    ) -> DocumentView:
+        """One document: its original text, chunks, chunker choice with every candidate's
+        scores, matching key with what normalization changed, and how its language was
+        decided."""
+        name, index = served.get(name)
+        return inspection.document_view(name, index, key)
+
+    @app.get("/languages", response_model=list[str])
+    def languages() -> list[str]:
+        """The ISO 639 codes a search's ``language`` may name."""
+        return sorted(known_languages())
+
+    page = package_folder("ragkit.serve", "page")
+
+    @app.get("/", include_in_schema=False)
+    def page_html() -> FileResponse:
+        return FileResponse(page / "index.html", media_type="text/html", headers=PAGE_HEADERS)
+
+    app.mount("/page", StaticFiles(directory=page), name="page")
     return app

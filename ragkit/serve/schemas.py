@@ -82,7 +82,7 @@ class SearchResponse(BaseModel):
     generation: int
     hits: list[Hit]
     explanations: list[HitExplanation] | None = Field(
-        None, description="With 'explain': explanations[i] explains hits[i]."
+        default=None, description="With 'explain': explanations[i] explains hits[i]."
     )
 
 
