@@ -43,6 +43,9 @@ from ragkit.pipeline import (
     sparse_terms,
 )
 from ragkit.pipeline.languages import query_languages
+from ragkit.pipeline.near_duplicates import THRESHOLD as NEAR_DUPLICATE_THRESHOLD
+from ragkit.pipeline.near_duplicates import DuplicateGroup, duplicate_groups
+from ragkit.pipeline.near_duplicates import update as update_near_duplicates
 from ragkit.pipeline.reanalyze import ReanalyzeReport, reanalyze
 from ragkit.pipeline.stages import embeds_normalized
 from ragkit.search.collapse import distinct
@@ -99,7 +102,10 @@ class ExplainedHit:
 class IndexInfo:
     """An index at a glance (``ragkit info``); ``chunkers_chosen`` counts documents per chosen
     chunker (``unrecorded`` for documents indexed before the choice was kept); ``settings``:
-    the effective settings that shape results (:meth:`ragkit.config.Settings.summary`)."""
+    the effective settings that shape results (:meth:`ragkit.config.Settings.summary`);
+    ``duplicate_*``: documents sharing their content with another and how many such sets,
+    ``near_duplicate_*``: documents in near-duplicate groups and how many groups
+    (:meth:`Index.duplicates` lists both)."""
 
     path: str
     generation: int
@@ -111,6 +117,10 @@ class IndexInfo:
     vectors: int
     chunkers_chosen: dict[str, int]
     settings: list[tuple[str, str]] = field(default_factory=list)
+    duplicate_documents: int = 0
+    duplicate_groups: int = 0
+    near_duplicate_documents: int = 0
+    near_duplicate_groups: int = 0
 
     def rows(self) -> list[tuple[str, str]]:
         """``(field, value)`` pairs to print, in order.
@@ -120,8 +130,12 @@ class IndexInfo:
             ('chunkers chosen', 'sentence 2')
         """
         chosen = ", ".join(f"{name} {count}" for name, count in self.chunkers_chosen.items())
-        fields = [(f.name, str(getattr(self, f.name))) for f in dataclasses.fields(self)][:-2]
+        listed = [f.name for f in dataclasses.fields(self) if f.name not in _LISTS]
+        fields = [(name, str(getattr(self, name))) for name in listed]
         return [*fields, ("chunkers chosen", chosen or "—"), *self.settings]
+
+
+_LISTS = ("chunkers_chosen", "settings")  # IndexInfo fields that rows() prints its own way
 
 
 def _hit(row: StoredChunk, score: float, duplicates: list[str] | None = None) -> Hit:
@@ -596,7 +610,13 @@ class Index:
             rows = self.store.chunks_by_id(i for i, _ in scored[:k])
             return [(_hit(rows[i], score), parts.get(i)) for i, score in scored[:k] if i in rows]
         passages = distinct(
-            scored, k, self.store.chunks_by_id, lambda row: row.text, lambda row: row.document_key
+            scored,
+            k,
+            self.store.chunks_by_id,
+            lambda row: row.text,
+            lambda row: row.document_key,
+            self.store.near_duplicate_groups,
+            NEAR_DUPLICATE_THRESHOLD,
         )
         return [
             (_hit(row, score, copies), parts.get(row.chunk_id)) for row, score, copies in passages
@@ -606,6 +626,9 @@ class Index:
         """Where the index is, its model and chunker, its counts, the chunkers chosen and the
         effective settings (reranking overrides of this handle included)."""
         counts = self.store.counts()
+        groups = self.duplicates()
+        exact = [group for group in groups if group.kind == "exact"]
+        near = [group for group in groups if group.kind == "near"]
         return IndexInfo(
             path=str(self.store.location),
             generation=self.store.generation,
@@ -617,7 +640,23 @@ class Index:
             vectors=counts["vectors"],
             chunkers_chosen=self.store.chunker_counts(),
             settings=self.settings.summary(),
+            duplicate_documents=sum(len(group.members) for group in exact),
+            duplicate_groups=len(exact),
+            near_duplicate_documents=sum(len(group.members) for group in near),
+            near_duplicate_groups=len(near),
         )
+
+    def duplicates(self) -> list[DuplicateGroup]:
+        """The groups of documents holding the same text (``exact``) or almost the same
+        (``near``: a near-duplicate group of MinHash signatures,
+        :mod:`ragkit.pipeline.near_duplicates`), by key.
+
+        Example:
+            >>> [(g.kind, g.members) for g in Index.open("my-index").duplicates()]  # doctest: +SKIP
+            [('near', ['/usr/share/doc/a/copyright', '/usr/share/doc/b/copyright'])]
+        """
+        self.store.refresh()
+        return duplicate_groups(self.store.document_hashes(), self.store.near_duplicate_groups())
 
     def documents(self, glob: str | None = None) -> list[DocumentEntry]:
         """The documents the index holds, by key: all, or those whose key or source equals
@@ -655,6 +694,7 @@ class Index:
                 )
             keys = list(dict.fromkeys(key for found in matched.values() for key in found))
             self.store.commit([], remove_keys=keys)
+            update_near_duplicates(self.store, {})  # drops their entries, regroups the rest
             self.store.ensure_sparse()
         return keys
 

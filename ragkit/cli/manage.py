@@ -2,6 +2,7 @@
 
 Example:
     $ ragkit ls --index my-index --glob 'docs/*.md'
+    $ ragkit ls --index my-index --duplicates
     $ ragkit rm --index my-index docs/old.md 'drafts/*'
     $ ragkit export --index my-index --output chunks.jsonl --vectors
 """
@@ -10,14 +11,20 @@ from __future__ import annotations
 
 import json
 import sys
+from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from ragkit.cli.options import INDEX
 from ragkit.cli.output import console, counted, fail, plain
 from ragkit.errors import RagkitError
+
+if TYPE_CHECKING:
+    from ragkit.pipeline.near_duplicates import DuplicateGroup
 
 
 def ls(
@@ -25,13 +32,25 @@ def ls(
     glob: str | None = typer.Option(
         None, "--glob", help="Only documents whose key or source matches, e.g. 'docs/*.md'."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object per document."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print a JSON array, one object per document."
+    ),
+    duplicates: bool = typer.Option(
+        False,
+        "--duplicates",
+        help="List the groups of exact copies and near-duplicates instead: group key, kind, "
+        "members.",
+    ),
 ) -> None:
-    """List the documents of an index: key, language, chunks, characters, title."""
+    """List the documents of an index: key, language, chunks, characters, title (or, with
+    --duplicates, its groups of duplicate documents)."""
     from ragkit.index import Index
 
     try:
         with Index.open(index) as opened:
+            if duplicates:
+                _list_duplicates(opened.duplicates(), glob, as_json)
+                return
             entries = opened.documents(glob)
     except RagkitError as error:
         fail(error)
@@ -49,6 +68,26 @@ def ls(
         )
     console.print(table)
     console.print(counted(len(entries), "document"))
+
+
+def _list_duplicates(groups: list[DuplicateGroup], glob: str | None, as_json: bool) -> None:
+    """Print the duplicate groups (those with a member matching ``glob``, when given)."""
+    if glob is not None:
+        groups = [g for g in groups if any(fnmatchcase(m, glob) or m == glob for m in g.members)]
+    if as_json:
+        typer.echo(json.dumps([g.as_dict() for g in groups], ensure_ascii=False, indent=2))
+        return
+    table = Table("group", "kind", "documents", "members")
+    for group in groups:
+        others = Text("\n").join(plain(m) for m in group.members if m != group.key)
+        table.add_row(plain(group.key), group.kind, str(len(group.members)), others)
+    console.print(table)
+    near = sum(g.kind == "near" for g in groups)
+    console.print(
+        f"{counted(len(groups) - near, 'group')} of exact copies · "
+        f"{counted(near, 'near-duplicate group')} · "
+        f"{counted(sum(len(g.members) for g in groups), 'document')}"
+    )
 
 
 def rm(

@@ -42,6 +42,8 @@ from ragkit.errors import RagkitError
 from ragkit.pipeline.duplicates import CopyPlan, as_copy, embed_once, plan_copies
 from ragkit.pipeline.identity import StoredIdentity, plan_renames
 from ragkit.pipeline.languages import collection_profile, resolve_documents
+from ragkit.pipeline.near_duplicates import signature
+from ragkit.pipeline.near_duplicates import update as update_near_duplicates
 from ragkit.pipeline.plan import (
     check_roots_exist,
     max_document_chars,
@@ -85,6 +87,8 @@ class IngestReport:
     chunks_added: int = 0
     chunks_embedded: int = 0  # distinct texts embedded (a text repeated is embedded once)
     documents_copied: int = 0  # copies of stored content: not chunked or embedded again
+    near_duplicate_documents: int = 0  # after this run: documents in near-duplicate groups
+    near_duplicate_groups: int = 0
     skipped: list[SkippedFile] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     generation: int = 0
@@ -108,6 +112,8 @@ class IngestReport:
             "chunks_added": self.chunks_added,
             "chunks_embedded": self.chunks_embedded,
             "documents_copied": self.documents_copied,
+            "near_duplicate_documents": self.near_duplicate_documents,
+            "near_duplicate_groups": self.near_duplicate_groups,
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "seconds": self.seconds,
             "generation": self.generation,
@@ -209,6 +215,8 @@ class Ingest:
         self.stages = stages
         self.encoder = encoder  # None until a stage needs it, or an ``auto`` choice loads it
         self.model_choice = ""  # "name (why)" when this ingest resolved an ``auto`` model
+        # of the documents this run committed (None: a copy, which takes its content's)
+        self.signatures: dict[str, bytes | None] = {}
 
     def _load_encoder(self) -> Encoder:
         """The encoder of :attr:`settings`' model (loaded on first use)."""
@@ -291,6 +299,7 @@ class Ingest:
         self._choose_model(changed)
         report.model_choice = self.model_choice
         report.seconds.update(chunk=0.0, normalize=0.0, embed=0.0, commit=0.0)
+        report.seconds["near_duplicates"] = 0.0
         if progress:
             progress("documents", 0, len(changed))
         unstable = {d.key for d in changed} | set(stale)
@@ -328,6 +337,9 @@ class Ingest:
         clock = time.perf_counter()
         self.stages.commit(self.store, attach_vectors(prepared, vectors))
         report.seconds["commit"] += time.perf_counter() - clock
+        clock = time.perf_counter()
+        self.signatures.update((d.key, signature(d.text)) for d in batch)
+        report.seconds["near_duplicates"] += time.perf_counter() - clock
         report.chunks_added += len(texts)
         report.chunks_embedded += len(set(texts))
         report.documents_added += len(batch)
@@ -344,6 +356,7 @@ class Ingest:
         pending = [as_copy(d, stored[plan.copies[d.key]]) for d in batch]
         self.stages.commit(self.store, pending)
         report.seconds["commit"] += time.perf_counter() - clock
+        self.signatures.update(dict.fromkeys((d.key for d in batch), None))
         report.chunks_added += sum(len(p.chunks) for p in pending)
         report.documents_added += len(batch)
         report.documents_copied += len(batch)
@@ -395,9 +408,14 @@ class Ingest:
             )
 
     def _finish(self, report: IngestReport, started: str, stale: list[str]) -> IngestReport:
-        """Remove ``stale`` documents, rebuild BM25 once and log the run (after all commits)."""
+        """Remove ``stale`` documents, bring near-duplicate signatures and groups up to date,
+        rebuild BM25 once and log the run (after all commits)."""
         if stale:
             self.store.commit([], remove_keys=stale)
+        found = update_near_duplicates(self.store, self.signatures)
+        report.seconds["near_duplicates"] += found.seconds
+        report.near_duplicate_documents = found.grouped
+        report.near_duplicate_groups = found.groups
         clock = time.perf_counter()
         self.store.ensure_sparse()  # once per ingest: a full rebuild after this run's commits
         report.seconds["sparse"] = time.perf_counter() - clock

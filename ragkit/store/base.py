@@ -146,6 +146,16 @@ class IndexStore(Protocol):
         """Languages whose stored sparse pieces another tokenizer than today's cut."""
         ...
 
+    def signatures(self) -> dict[str, bytes]:
+        """Each document's MinHash signature by key (``b""``: too short to compare;
+        :mod:`ragkit.pipeline.near_duplicates`); documents never signed are missing."""
+        ...
+
+    def near_duplicate_groups(self, keys: Iterable[str] | None = None) -> dict[str, str]:
+        """Key → near-duplicate group key (the group's smallest key) of the documents ``keys``
+        (all when None) that are in a group of at least two different contents."""
+        ...
+
     # -- writing -----------------------------------------------------------------------------
     def replace_settings(self, settings: Settings) -> None:
         """Store new settings (an ``auto`` model chosen, or analysis settings re-derived)."""
@@ -158,6 +168,13 @@ class IndexStore(Protocol):
     def rename_documents(self, renames: Mapping[str, tuple[str, str]]) -> int:
         """Give documents new keys and sources (old key → (key, source)), keeping their
         chunks and vectors; how many were renamed."""
+        ...
+
+    def write_near_duplicates(
+        self, rows: Mapping[str, tuple[bytes, str | None]], removed: Iterable[str] = ()
+    ) -> None:
+        """Write signatures and groups (key → (signature, group key or None)) and drop the
+        entries of the ``removed`` keys (derived data: no new generation)."""
         ...
 
     def ensure_sparse(self) -> object:

@@ -2,7 +2,8 @@
 
 ``ragkit.sqlite`` holds ``state`` (settings, dimension, generation), ``documents`` (one row per
 document, with its text and chunking record), ``chunks`` (offsets, text, matching key, sparse
-terms and vector of each chunk) and ``runs`` (the ingest log). :func:`connect` opens it in WAL
+terms and vector of each chunk), ``runs`` (the ingest log) and ``near_duplicates`` (MinHash
+signatures and groups: :mod:`ragkit.store.near_duplicates`). :func:`connect` opens it in WAL
 mode with foreign keys on (read-only where the folder cannot be written); :func:`create_tables`
 makes a new one; :func:`migrate` adds the columns that indexes built by earlier versions lack,
 so they keep opening.
@@ -13,7 +14,7 @@ Example:
     >>> connection = connect(folder)
     >>> create_tables(connection)
     >>> sorted(r[0] for r in connection.execute("SELECT name FROM sqlite_master WHERE type='table'"))
-    ['chunks', 'documents', 'runs', 'state']
+    ['chunks', 'documents', 'near_duplicates', 'runs', 'state']
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from ragkit.documents.discovery import INDEX_DATABASE
 from ragkit.store.filters import number_of, path_match
+from ragkit.store.near_duplicates import TABLE as NEAR_DUPLICATES
 
 DB_NAME = INDEX_DATABASE  # discovery passes over folders holding it
 
@@ -128,7 +130,7 @@ def _with_functions(connection: sqlite3.Connection) -> sqlite3.Connection:
 
 def create_tables(connection: sqlite3.Connection) -> None:
     """Create the tables of a new index (existing ones are left alone)."""
-    connection.executescript(_TABLES)
+    connection.executescript(_TABLES + NEAR_DUPLICATES)
 
 
 def migrate(connection: sqlite3.Connection) -> None:

@@ -57,7 +57,7 @@ from ragkit.paths import file_sha256
 from ragkit.search import dense
 from ragkit.search.dense import DenseVectors
 from ragkit.search.sparse import SparseIndex
-from ragkit.store import catalog, language_rules, stored, tokenizers
+from ragkit.store import catalog, language_rules, near_duplicates, stored, tokenizers
 from ragkit.store.damage import damaged, names_damage
 from ragkit.store.filters import check_known, where_clause
 from ragkit.store.lock import WriteLock, if_unlocked
@@ -337,6 +337,23 @@ class Store:
 
     def sources(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT DISTINCT source FROM documents")}
+
+    @names_damage
+    def signatures(self) -> dict[str, bytes]:
+        """Each document's MinHash signature by key (:mod:`ragkit.store.near_duplicates`)."""
+        return near_duplicates.signatures(self.db)
+
+    @names_damage
+    def near_duplicate_groups(self, keys: Iterable[str] | None = None) -> dict[str, str]:
+        """Key → near-duplicate group key of the documents ``keys`` (all when None) in one."""
+        return near_duplicates.groups(self.db, keys)
+
+    def write_near_duplicates(
+        self, rows: Mapping[str, tuple[bytes, str | None]], removed: Iterable[str] = ()
+    ) -> None:
+        """Write signatures and groups (key → (signature, group key or None)) and drop the
+        entries of ``removed`` keys."""
+        near_duplicates.write(self.db, rows, removed)
 
     def document_texts(self) -> Iterator[str]:
         """The original text of every stored document."""

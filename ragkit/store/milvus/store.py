@@ -45,6 +45,7 @@ from ragkit.store.milvus import collections, lifecycle
 from ragkit.store.milvus.address import MilvusAddress
 from ragkit.store.milvus.collections import guarded, id_list, names, scan
 from ragkit.store.milvus.lifecycle import state_row
+from ragkit.store.milvus.near_duplicates import NearDuplicateRows
 from ragkit.store.milvus.rows import (
     CHUNK_FIELDS,
     DOCUMENT_FIELDS,
@@ -80,6 +81,7 @@ class MilvusStore:
         self._languages: tuple[int, dict[tuple[str, str], int]] | None = None
         self._hits: tuple[int, dict[int, dict[str, Any]]] = (-1, {})
         self.search = ChunkSearch(address, client, self._hit_records)
+        self.near_duplicates = NearDuplicateRows(address, client, self.collections["state"])
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -321,6 +323,18 @@ class MilvusStore:
             texts = self._rows("texts", ["part", "text"], doc, version)
             found.append(pending_from(record, chunks, texts, self.dimension))
         return found
+
+    def signatures(self) -> dict[str, bytes]:
+        """Each document's MinHash signature by key (:mod:`.near_duplicates`: state rows)."""
+        return self.near_duplicates.signatures()
+
+    def near_duplicate_groups(self, keys: Iterable[str] | None = None) -> dict[str, str]:
+        return self.near_duplicates.groups(keys)
+
+    def write_near_duplicates(
+        self, rows: Mapping[str, tuple[bytes, str | None]], removed: Iterable[str] = ()
+    ) -> None:
+        self.near_duplicates.write(rows, removed)
 
     def chunk_records(self, vectors: bool = False) -> Iterator[dict[str, Any]]:
         fields = [*CHUNK_FIELDS, *(["vector"] if vectors else [])]
