@@ -1,10 +1,13 @@
 """The examples of docs/frameworks.md run as written (one per framework, each in an empty
-folder), so the page cannot drift from the components."""
+folder), so the page cannot drift from the components; a component whose framework is missing
+says which extra installs it."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,3 +54,23 @@ def test_example_runs(
     code = compile(_examples()[framework], f"{PAGE.name} ({framework})", "exec")
     exec(code, {"__name__": f"frameworks_{framework.lower()}"})  # noqa: S102 - the page's code
     assert capsys.readouterr().out.strip(), "the example prints what it found"
+
+
+@pytest.mark.parametrize(
+    ("module", "framework", "extra"),
+    [
+        ("langchain", "langchain_core", "langchain"),
+        ("llama_index", "llama_index", "llama-index"),
+        ("haystack", "haystack", "haystack"),
+    ],
+)
+def test_a_missing_framework_names_its_extra(
+    module: str, framework: str, extra: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragkit import RagkitError
+
+    monkeypatch.setitem(sys.modules, framework, None)  # as if not installed
+    monkeypatch.delitem(sys.modules, f"ragkit.integrations.{module}", raising=False)
+    with pytest.raises(ImportError, match=re.escape(f'pip install "ragkit[{extra}]"')) as error:
+        importlib.import_module(f"ragkit.integrations.{module}")
+    assert isinstance(error.value, RagkitError)
