@@ -69,7 +69,8 @@ def test_a_missing_framework_names_its_extra(
 ) -> None:
     from ragkit import RagkitError
 
-    monkeypatch.setitem(sys.modules, framework, None)  # as if not installed
+    for name in [framework, *(m for m in sys.modules if m.startswith(f"{framework}."))]:
+        monkeypatch.setitem(sys.modules, name, None)  # as if not installed
     monkeypatch.delitem(sys.modules, f"ragkit.integrations.{module}", raising=False)
     with pytest.raises(ImportError, match=re.escape(f'pip install "ragkit[{extra}]"')) as error:
         importlib.import_module(f"ragkit.integrations.{module}")
