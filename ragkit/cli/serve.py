@@ -34,8 +34,8 @@ def serve(
     ),
 ) -> None:
     """Serve searches over HTTP, keeping each model loaded: POST /search, GET /indexes,
-    GET /health, API docs at /docs. Read-only; new generations from `ragkit ingest` are
-    served without a restart."""
+    GET /health, API docs at /docs, an inspection page at /. Read-only; new generations from
+    `ragkit ingest` are served without a restart."""
     import uvicorn
 
     from ragkit import __version__
@@ -55,7 +55,8 @@ def serve(
         )
     shown = host if ":" not in host else f"[{host}]"
     console.print(
-        f"serving {', '.join(served.names)} at http://{shown}:{port} (API docs: /docs)",
+        f"serving {', '.join(served.names)} at http://{shown}:{port} (inspection page: /, "
+        "API docs: /docs)",
         soft_wrap=True,
         markup=False,
     )
