@@ -168,6 +168,8 @@ def test_clear_errors(scratch: RagkitVectorStore, caplog: pytest.LogCaptureFixtu
         scratch.add_texts(["x"], metadatas=[{}, {}])
     with pytest.raises(RagkitError, match="not indexed.*text"):
         scratch.add_texts([""], ids=["empty"])
+    with pytest.raises(NotImplementedError, match="by query text"):
+        scratch.similarity_search_by_vector([0.1] * 384)
     with pytest.raises(NotImplementedError, match="MMR"):
         scratch.as_retriever(search_type="mmr").invoke("x")
     with pytest.raises(RagkitError, match="give them to Index.open"):

@@ -6,6 +6,7 @@ VectorStoreIndex."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -143,6 +144,12 @@ def test_clear_errors(ragkit_index: Index, tmp_path: Path) -> None:
         RagkitRetriever(ragkit_index, filters="year=1998")  # type: ignore[arg-type]
     with pytest.raises(RagkitError, match="chunker"):
         RagkitNodeParser(chunker="paragraphs")
+
+
+def test_sentence_splitter_arguments_are_accepted(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        parser = RagkitNodeParser(chunk_size=1024, chunk_overlap=20)  # as SentenceSplitter's
+    assert "chunk_overlap ignored" in caplog.text and parser.chunk_size == 1024
 
 
 def test_node_parser_in_an_ingestion_pipeline() -> None:

@@ -264,6 +264,15 @@ class RagkitVectorStore(VectorStore):
     def _select_relevance_score_fn(self) -> Callable[[float], float]:
         return lambda score: min(1.0, max(0.0, score))
 
+    def similarity_search_by_vector(
+        self, embedding: list[float], k: int = 4, **kwargs: Any
+    ) -> list[Document]:
+        """Not offered: ragkit embeds queries itself, with its index's model."""
+        raise NotImplementedError(
+            "RagkitVectorStore searches by query text (it embeds with its index's model): use "
+            "similarity_search(query)"
+        )
+
     def max_marginal_relevance_search(
         self, query: str, k: int = 4, fetch_k: int = 20, lambda_mult: float = 0.5, **kwargs: Any
     ) -> list[Document]:

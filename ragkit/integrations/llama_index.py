@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,8 @@ try:
     )
 except ImportError as error:
     raise FrameworkNotInstalled.of("llama-index-core", "llama-index", error) from error
+
+log = logging.getLogger(__name__)
 
 CHUNKER_KEY = "chunker"
 
@@ -193,7 +196,7 @@ class RagkitNodeParser(NodeParser):
     names: ``fixed``, ``sentence``, ``recursive``, ``structure``, ``semantic``).
 
     ``chunk_size`` is a budget in tokens of the document's language (ragkit's tokenizers);
-    chunks do not overlap. Each node has ``start_char_idx`` / ``end_char_idx`` in its
+    chunks do not overlap (a ``chunk_overlap`` is ignored with a warning). Each node has ``start_char_idx`` / ``end_char_idx`` in its
     document's text, the document as its source, its neighbours as previous / next, the
     document's metadata and ``metadata["chunker"]`` (the chunker chosen for the document;
     left out of the text embedded and shown to the LLM). ``model`` embeds sentences for the
@@ -208,6 +211,7 @@ class RagkitNodeParser(NodeParser):
     """
 
     chunk_size: int = Field(default=256, gt=0, description="Token budget per chunk.")
+    chunk_overlap: int = Field(default=0, ge=0, description="Ignored: chunks do not overlap.")
     chunker: str = Field(default="adaptive", description="adaptive, or one chunker's name.")
     model: str = Field(default=AUTO_MODEL, description="Embedding model for chunk metrics.")
     weights: dict[str, float] | None = Field(default=None, description="Chunk metric weights.")
@@ -216,6 +220,8 @@ class RagkitNodeParser(NodeParser):
     _chunk: TextChunker = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
+        if self.chunk_overlap:
+            log.warning("RagkitNodeParser: chunk_overlap ignored (ragkit's chunks do not overlap)")
         self._chunk = TextChunker(
             self.chunker, self.chunk_size, self.model, self.weights, self.markdown, self.language
         )
