@@ -306,19 +306,30 @@ def ingest_flow(
     include: list[str] | None = None,
     exclude: list[str] | None = None,
     text_field: str = "text",
+    max_delete: str | None = None,
+    prune_empty: bool = False,
 ) -> IngestReport:
     """Ingest ``paths`` into the index folder ``index`` (created with ``model`` and
     ``settings`` when missing); the same result as ``ragkit ingest PATHS --index INDEX``.
 
     ``refresh_cache`` loads and chunks every file again (and refreshes the cache) instead of
-    reusing the results of an unchanged file. ``include``, ``exclude``, ``text_field``: as
-    ``ragkit ingest --include/--exclude/--text-field``.
+    reusing the results of an unchanged file. ``include``, ``exclude``, ``text_field``,
+    ``max_delete``, ``prune_empty``: as ``ragkit ingest --include/--exclude/--text-field/
+    --max-delete/--prune-empty`` (a root that yields no file — a share that is down — prunes
+    nothing unless ``prune_empty``).
     """
     logger = get_run_logger()
     opened = Index.open(index, create=True, model=model, **(settings or {}))
     loading = LoadOptions(tuple(include or ()), tuple(exclude or ()), text_field)
     stages = PrefectStages(retry_delay_seconds, refresh_cache, loading)
-    report = opened.ingest(paths, prune=prune, wait=wait_for_lock, stages=stages)
+    report = opened.ingest(
+        paths,
+        prune=prune,
+        wait=wait_for_lock,
+        stages=stages,
+        max_delete=max_delete,
+        prune_empty=prune_empty,
+    )
     logger.info(
         "%d files, %d documents added, %d unchanged, %d chunks embedded, %d skipped",
         report.files_seen,

@@ -19,6 +19,11 @@ class RagkitError(Exception):
     """
 
 
+class EmptyFileError(RagkitError):
+    """A file with nothing to index (empty, or whitespace only): reported as passed over,
+    not as a failure — real folders hold empty files, and ingesting them is no error."""
+
+
 def validation_message(error: ValidationError) -> str:
     """The first problem of a pydantic validation error as one line, without pydantic's
     ``Value error,`` prefix, input echo and link.

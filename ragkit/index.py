@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,7 @@ from ragkit.pipeline.languages import query_languages
 from ragkit.pipeline.near_duplicates import THRESHOLD as NEAR_DUPLICATE_THRESHOLD
 from ragkit.pipeline.near_duplicates import DuplicateGroup, duplicate_groups
 from ragkit.pipeline.near_duplicates import update as update_near_duplicates
+from ragkit.pipeline.plan import PruneGuard
 from ragkit.pipeline.reanalyze import ReanalyzeReport, reanalyze
 from ragkit.pipeline.stages import embeds_normalized
 from ragkit.search.collapse import distinct
@@ -320,6 +322,8 @@ class Index:
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
         text_field: str = "text",
+        max_delete: int | str | None = None,
+        prune_empty: bool = False,
     ) -> IngestReport:
         """Load, chunk, embed and commit files under the index's writer lock; documents whose
         content hash the index already holds are skipped.
@@ -332,6 +336,10 @@ class Index:
         ``include`` / ``exclude``: globs choosing the files read under folders, ``text_field``:
         the field or column holding a record's text in ``.json``/``.csv``/``.tsv`` files
         (:class:`ragkit.documents.LoadOptions`; ``stages`` of their own take them instead).
+        A prune removes nothing, and raises :class:`RagkitError`, when it would remove more
+        than ``max_delete`` documents (a number, or a share of the stored ones: ``"10%"``), or
+        the documents of a root that yields no file now (an unmounted share) unless
+        ``prune_empty`` (:class:`ragkit.pipeline.plan.PruneGuard`).
 
         Example:
             >>> index.ingest(["docs/"], exclude=["drafts/*"])  # doctest: +SKIP
@@ -341,6 +349,7 @@ class Index:
                 f"Index.ingest({str(paths)!r}): give a list of paths, e.g. "
                 f"Index.ingest([{str(paths)!r}])"
             )
+        guard = PruneGuard(max_delete, prune_empty)
         loading = LoadOptions(tuple(include), tuple(exclude), text_field)
         if stages is not None and loading != LoadOptions():
             raise RagkitError("Index.ingest: give include/exclude/text_field to the stages")
@@ -349,7 +358,7 @@ class Index:
             self._follow_model()
             run = Ingest(self.store, self.settings, stages or self._stages, self._encoder)
             try:
-                report = run.run([Path(p) for p in paths], prune, progress)
+                report = run.run([Path(p) for p in paths], prune, progress, guard)
             finally:
                 self._take_model(run)
         self._prepare_query_copy()
@@ -362,6 +371,8 @@ class Index:
         wait: bool | float = True,
         progress: ProgressCallback | None = None,
         source: str = DEFAULT_SOURCE,
+        max_delete: int | str | None = None,
+        prune_empty: bool = False,
     ) -> IngestReport:
         """Index text held in memory: each record (a :class:`ragkit.Record` or a dict with
         ``id`` and ``text``, optionally ``metadata``, ``title`` and ``language``) becomes a
@@ -375,7 +386,9 @@ class Index:
         the collection the records belong to (``<name>``, default ``<records>``; it is each
         hit's ``source`` and a filter/``delete`` pattern); with ``prune`` the stored records
         of ``source`` that this call does not give are removed. ``wait`` and ``progress`` as
-        in :meth:`ingest`. Remove records by id with :meth:`delete`.
+        in :meth:`ingest`; ``max_delete`` and ``prune_empty`` as there (a call that gives no
+        record at all prunes nothing unless ``prune_empty``). Remove records by id with
+        :meth:`delete`.
 
         Example:
             >>> with Index.open("my-index", create=True) as index:  # doctest: +SKIP
@@ -392,12 +405,13 @@ class Index:
                 'Index.add([{"id": "a", "text": "…"}])'
             )
         check_source(source)
+        guard = PruneGuard(max_delete, prune_empty)
         given = record_documents(records, source)
         with self.store.writing(wait):
             self._follow_model()
             run = Ingest(self.store, self.settings, self._stages, self._encoder)
             try:
-                report = run.run_records(given, source, prune, progress)
+                report = run.run_records(given, source, prune, progress, guard)
             finally:
                 self._take_model(run)
         self._prepare_query_copy()
@@ -716,15 +730,40 @@ class Index:
                 f"export format {format!r}: use {' or '.join(EXPORT_FORMATS)} (one JSON "
                 "object per chunk per line)"
             )
+        if isinstance(destination, str | Path):
+            self._check_outside(Path(destination))
         self.store.refresh()
         records = self.store.chunk_records(vectors)
         if not isinstance(destination, str | Path):
             return write_jsonl(records, destination)
+        target = Path(destination)
+        if target.exists() and not target.is_file():  # /dev/null, a FIFO: written as it is
+            try:
+                with open(target, "w", encoding="utf-8") as stream:
+                    return write_jsonl(records, stream)
+            except OSError as error:
+                raise RagkitError(f"{destination}: cannot write ({error.strerror})") from error
+        scratch = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         try:
-            with open(destination, "w", encoding="utf-8") as stream:
-                return write_jsonl(records, stream)
+            with open(scratch, "w", encoding="utf-8") as stream:
+                written = write_jsonl(records, stream)
+            os.replace(scratch, target)  # a reader never sees half a file, an error no file
+            return written
         except OSError as error:
             raise RagkitError(f"{destination}: cannot write ({error.strerror})") from error
+        finally:
+            scratch.unlink(missing_ok=True)
+
+    def _check_outside(self, path: Path) -> None:
+        """Refuse to write ``path`` inside the index folder (it would overwrite the index)."""
+        if is_milvus(self.store.location):
+            return
+        folder = Path(self.store.location).resolve()
+        if path.resolve() == folder or folder in path.resolve().parents:
+            raise RagkitError(
+                f"{path}: inside the index folder {folder}; write the export elsewhere (it "
+                "would overwrite or mix with the index's own files)"
+            )
 
     def close(self) -> None:
         """Close the index's database connections (``with Index.open(...)`` does it)."""

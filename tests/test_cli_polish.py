@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import MODEL, ragkit
 
 import ragkit as package
+from conftest import MODEL, ragkit
 from ragkit import Index, RagkitError
 from ragkit.cli.output import read_text_file
 

@@ -156,6 +156,25 @@ def test_a_damaged_copy_is_exported_again(
     np.testing.assert_allclose(onnx(["ab"]), encoder._forward(["ab"]), atol=1e-5)
 
 
+def test_a_copy_damaged_but_loadable_is_not_trusted(
+    prepared: Encoder, cache: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Weights overwritten in place still parse; the checksum recorded when the copy was
+    checked catches them before the copy answers a query."""
+    prepared.encode_queries(["ab"])  # a checked copy with its record
+    (copy,) = copies(cache)
+    data = bytearray(copy.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 4096] = bytes(4096)  # zeroed weights: the graph still loads
+    copy.write_bytes(bytes(data))
+    onnx_query.session_of(copy)  # still loads
+    with caplog.at_level(logging.WARNING, logger="ragkit.embed.onnx_query"):
+        encoder = Encoder("all-minilm-l6-v2")
+        found = encoder.encode_queries(["heat transfer"])
+    assert "checksum differs" in caplog.text
+    np.testing.assert_allclose(found, prepared._forward(["heat transfer"]), atol=1e-5)
+
+
 def test_runtime_torch_keeps_queries_on_torch(
     prepared: Encoder, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -3,6 +3,7 @@
 Example:
     $ ragkit ingest docs/ --index my-index
     $ ragkit ingest docs/ --index my-index --prune --no-wait
+    $ ragkit ingest /mnt/share --index my-index --prune --max-delete 10%
     $ ragkit ingest docs/ --index my-index --include '*.md' --exclude 'drafts/*'
     $ ragkit ingest faq.csv --index my-index --text-field answer
     $ psql -At -c "select json_build_object('id', id, 'text', body) from pages" \\
@@ -50,6 +51,18 @@ SOURCE = typer.Option(
     "--source",
     help="With '-': the records' source, written <name> (default <records>); --prune then "
     "removes the stored records of that source missing from standard input.",
+)
+MAX_DELETE = typer.Option(
+    None,
+    "--max-delete",
+    help="With --prune: remove nothing (exit 2) when more than N documents, or P% of those "
+    "stored, would go, e.g. 50 or 10%.",
+)
+PRUNE_EMPTY = typer.Option(
+    False,
+    "--prune-empty",
+    help="With --prune: also remove the documents of a path that yields no file now (without "
+    "it an unmounted share or an emptied folder removes nothing).",
 )
 QUIET = typer.Option(
     False,
@@ -128,6 +141,8 @@ def ingest(
     config: Path | None = CONFIG,
     source: str | None = SOURCE,
     quiet: bool = QUIET,
+    max_delete: str | None = MAX_DELETE,
+    prune_empty: bool = PRUNE_EMPTY,
 ) -> None:
     """Load, chunk, embed and commit files (or JSONL records from standard input) into an
     index. Exit 1 when some files or records failed to load (unsupported file types are
@@ -137,6 +152,7 @@ def ingest(
 
     from ragkit.documents.given import DEFAULT_SOURCE, check_source, jsonl_records
     from ragkit.index import Index
+    from ragkit.pipeline.plan import PruneGuard
 
     try:
         from_stdin = check_stdin_use(paths, source, include, exclude, text_field)
@@ -149,6 +165,7 @@ def ingest(
             )
         if not quiet:
             progress_seconds()  # a bad RAGKIT_PROGRESS_SECONDS fails before an index is made
+        PruneGuard(max_delete)  # so does a malformed --max-delete
         chosen = new_index_settings(normalization, chunker, chunk_tokens, chunk_weights)
         try:
             opened = Index.open(index, create=True, model=model, config=config, **chosen)
@@ -162,6 +179,8 @@ def ingest(
                     wait,
                     progress,
                     source or DEFAULT_SOURCE,
+                    max_delete=max_delete,
+                    prune_empty=prune_empty,
                 )
             else:
                 report = opened.ingest(
@@ -172,6 +191,8 @@ def ingest(
                     include=include,
                     exclude=exclude,
                     text_field=text_field,
+                    max_delete=max_delete,
+                    prune_empty=prune_empty,
                 )
     except RagkitError as error:
         fail(error)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import sys
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,7 +48,11 @@ def ls(
     try:
         with Index.open(index) as opened:
             if duplicates:
-                _list_duplicates(opened.duplicates(), glob, as_json)
+                groups = opened.duplicates()
+                if glob is not None:  # the groups with a document that --glob lists
+                    listed = {entry.key for entry in opened.documents(glob)}
+                    groups = [g for g in groups if listed.intersection(g.members)]
+                _list_duplicates(groups, as_json)
                 return
             entries = opened.documents(glob)
     except RagkitError as error:
@@ -70,10 +73,8 @@ def ls(
     console.print(counted(len(entries), "document"))
 
 
-def _list_duplicates(groups: list[DuplicateGroup], glob: str | None, as_json: bool) -> None:
-    """Print the duplicate groups (those with a member matching ``glob``, when given)."""
-    if glob is not None:
-        groups = [g for g in groups if any(fnmatchcase(m, glob) or m == glob for m in g.members)]
+def _list_duplicates(groups: list[DuplicateGroup], as_json: bool) -> None:
+    """Print the groups of duplicate documents: group key, kind, size, the other members."""
     if as_json:
         typer.echo(json.dumps([g.as_dict() for g in groups], ensure_ascii=False, indent=2))
         return

@@ -202,8 +202,8 @@ def option_error(error: ValidationError, options: dict[str, str] | None = None) 
 
 
 def print_ingest_report(report: IngestReport, strict: bool = False) -> None:
-    """The ingest summary line, unsupported and skipped files; exit 1 when some files failed
-    to load (with ``strict``, also when some were of an unsupported type)."""
+    """The ingest summary line, unsupported, empty and skipped files; exit 1 when some files
+    failed to load (with ``strict``, also when some were of an unsupported type or empty)."""
     if report.model_choice:
         console.print("embedding model:", plain(report.model_choice), soft_wrap=True)
     if report.languages_from_collection:
@@ -226,13 +226,19 @@ def print_ingest_report(report: IngestReport, strict: bool = False) -> None:
         f"chunks added {report.chunks_added} · generation {report.generation}"
     )
     unsupported = [item for item in report.skipped if item.unsupported]
-    failed = [item for item in report.skipped if not item.unsupported]
-    for items, heading in ((unsupported, "not read (unsupported type)"), (failed, "skipped")):
+    empty = [item for item in report.skipped if item.empty]
+    failed = [item for item in report.skipped if not (item.unsupported or item.empty)]
+    groups = (
+        (unsupported, "not read (unsupported type)"),
+        (empty, "empty (nothing to index)"),
+        (failed, "skipped"),
+    )
+    for items, heading in groups:
         if items:
             console.print(f"[yellow]{len(items)} {heading}:[/]")
         for item in items:
             console.print(plain(f"  {item.path}: {item.reason}"), soft_wrap=True)
-    if failed or (strict and unsupported):
+    if failed or (strict and (unsupported or empty)):
         raise typer.Exit(1)
 
 

@@ -201,6 +201,10 @@ def parse_filter(item: str) -> tuple[str, list[Any]]:
     Example:
         >>> parse_filter("language=fa,ar"), parse_filter("year>=1990")
         (('language', ['fa', 'ar']), ('year', [{'>=': '1990'}]))
+        >>> parse_filter("year=>2000")
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.RagkitError: --filter 'year=>2000': no value starts with '>'; did you mean 'year>=2000'? (ranges are KEY>=N, KEY<N…; values KEY=VALUE)
     """
     if ranged := _RANGE.match(item):
         key, operator, bound = ranged.groups()
@@ -209,5 +213,11 @@ def parse_filter(item: str) -> tuple[str, list[Any]]:
     if not separator or not key:
         raise RagkitError(
             f"--filter {item!r}: write KEY=VALUE (e.g. language=ar) or a range (year>=1990)"
+        )
+    if value[:1] in ("<", ">", "="):  # year=>2000, year==2000: a range or a value mistyped
+        fixed = f"{key}{value[0]}={value[1:]}" if value[:1] in "<>" else f"{key}={value[1:]}"
+        raise RagkitError(
+            f"--filter {item!r}: no value starts with {value[0]!r}; did you mean {fixed!r}? "
+            "(ranges are KEY>=N, KEY<N…; values KEY=VALUE)"
         )
     return key, value.split(",")

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from ragkit.documents.compressed import compression, inner_name, reader_suffix, sample
 from ragkit.documents.options import LoadOptions
+from ragkit.errors import EmptyFileError, RagkitError
 
 SUPPORTED_SUFFIXES = (
     *(".txt", ".md", ".markdown", ".rst", ".html", ".htm", ".pdf"),
@@ -47,11 +48,24 @@ SNIFF_BYTES = 8192  # how much of a file without an extension is read to tell te
 @dataclass(frozen=True)
 class SkippedFile:
     """A file (or record) that was not ingested, and why; ``unsupported``: a file type ragkit
-    does not read (reported, but the files that could be read were all ingested)."""
+    does not read, ``empty``: nothing to index in it (both reported, but the files that could
+    be read were all ingested)."""
 
     path: str
     reason: str
     unsupported: bool = False
+    empty: bool = False  # nothing to index in it: reported, not a failure
+
+    @classmethod
+    def of_error(cls, path: str | Path, error: RagkitError) -> SkippedFile:
+        """The entry of a file that could not be loaded (``error`` names it first).
+
+        Example:
+            >>> SkippedFile.of_error("a.txt", EmptyFileError("a.txt: empty (no text to index)"))
+            SkippedFile(path='a.txt', reason='empty (no text to index)', unsupported=False, empty=True)
+        """
+        reason = str(error).removeprefix(f"{path}: ")
+        return cls(str(path), reason, empty=isinstance(error, EmptyFileError))
 
 
 def display_path(path: str | Path) -> str:
@@ -230,8 +244,15 @@ def discover(
     found: dict[str, Path] = {}
     skipped: list[SkippedFile] = []
     for path in paths:
-        if path.is_dir() and _is_text_name(path):
+        before = (len(found), len(skipped))
+        if path.is_dir() and (path / INDEX_DATABASE).exists():  # a mistake, not a tree to read
+            reason = "a ragkit index folder, not documents; give the folder of your documents"
+            skipped.append(SkippedFile(display_path(path), reason))
+        elif path.is_dir() and _is_text_name(path):
             _walk(path, chosen, found, skipped)
         else:
             _take(path, path.name, chosen, found, skipped)
+        if chosen.include and (len(found), len(skipped)) == before and path.exists():
+            globs = " ".join(repr(glob) for glob in chosen.include)
+            skipped.append(SkippedFile(display_path(path), f"no file matches --include {globs}"))
     return list(found.values()), skipped

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from ragkit.documents.discovery import SkippedFile, display_path, document_key
 from ragkit.documents.types import Block, Document, LoadResult, content_hash
-from ragkit.errors import RagkitError
+from ragkit.errors import EmptyFileError, RagkitError
 
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
 _MD_HEADING = re.compile(r"^(#{1,6}\s|\S.*\n[=-]{3,}\s*$)")
@@ -307,7 +307,7 @@ def jsonl_documents(data: bytes, path: Path, result: LoadResult) -> None:
     """One document per JSON line; bad lines (and repeated ids) are skipped with their number."""
     text = decode_text(data, path)
     if not text.strip():
-        raise RagkitError(f"{path}: empty (no JSON lines)")
+        raise EmptyFileError(f"{path}: empty (no JSON lines)")
     first_line: dict[str, int] = {}
     # Records end at "\n" only: JSON strings may hold U+2028 and other line separators.
     for number, line in enumerate(text.split("\n"), start=1):

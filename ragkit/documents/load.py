@@ -33,7 +33,7 @@ from ragkit.documents.formats import (
 from ragkit.documents.options import LoadOptions
 from ragkit.documents.records import json_documents, table_documents
 from ragkit.documents.types import Document, LoadResult, content_hash
-from ragkit.errors import RagkitError
+from ragkit.errors import EmptyFileError, RagkitError
 
 DEFAULT_MAX_FILE_MB = 64
 T = TypeVar("T")
@@ -124,7 +124,7 @@ def load_file(path: Path, result: LoadResult, text_field: str = "text") -> None:
         else:
             blocks = text_blocks(text, markdown=suffix in (".md", ".markdown"))
     if not text.strip():
-        raise RagkitError(f"{path}: empty (no text to index)")
+        raise EmptyFileError(f"{path}: empty (no text to index)")
     title = next((text[b.start : b.end] for b in blocks if b.kind == "heading"), "")
     result.documents.append(
         Document(
@@ -185,7 +185,7 @@ def load_paths(paths: Iterable[Path], options: LoadOptions | None = None) -> Loa
         try:
             load_file(path, result, chosen.text_field)
         except RagkitError as error:
-            result.skipped.append(SkippedFile(str(path), str(error).removeprefix(f"{path}: ")))
+            result.skipped.append(SkippedFile.of_error(path, error))
         if progress:
             progress(done, len(files))
     return result

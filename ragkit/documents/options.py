@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
+from ragkit.errors import RagkitError
+
 
 @dataclass(frozen=True)
 class LoadOptions:
@@ -24,6 +26,11 @@ class LoadOptions:
     include: tuple[str, ...] = ()  # when given, only files matching one of these globs
     exclude: tuple[str, ...] = ()  # files and folders matching one of these are left out
     text_field: str = "text"
+
+    def __post_init__(self) -> None:
+        for option, globs in (("--include", self.include), ("--exclude", self.exclude)):
+            for glob in globs:
+                check_glob(glob, option)
 
     def excludes(self, relative: str) -> bool:
         """Whether ``relative`` (a file or folder path, ``/``-separated) is excluded."""
@@ -43,3 +50,26 @@ def _matches(relative: str, patterns: tuple[str, ...]) -> bool:
         fnmatchcase(relative, glob) or fnmatchcase(name, glob)
         for glob in (p.rstrip("/") for p in patterns)
     )
+
+
+def check_glob(glob: str, option: str) -> None:
+    """Refuse a glob that cannot mean what was typed: empty, or with a ``[`` that no ``]``
+    closes (fnmatch would match a literal ``[``, so the ingest would silently read nothing).
+
+    Example:
+        >>> check_glob("*.md", "--include")
+        >>> check_glob("[", "--include")
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.RagkitError: --include '[': a '[' that no ']' closes; write [[] for a literal '['
+    """
+    if not glob.strip():
+        raise RagkitError(f"{option} {glob!r}: an empty glob; give a pattern such as '*.md'")
+    position = 0
+    while (start := glob.find("[", position)) != -1:
+        end = glob.find("]", start + 2 if glob[start + 1 : start + 2] in ("!", "]") else start + 1)
+        if end == -1:
+            raise RagkitError(
+                f"{option} {glob!r}: a '[' that no ']' closes; write [[] for a literal '['"
+            )
+        position = end + 1

@@ -96,7 +96,7 @@ def _add_records(
     for position, record in records:
         where = display_path(path) + place.format(position)
         problem = _text_problem(record, text_field)
-        record_id = str(record.get("id", record.get("_id", position))) if not problem else ""
+        record_id = _record_id(record, position) if not problem else ""
         if not problem and record_id in seen:
             problem = f"id {record_id!r} already used at {place.format(seen[record_id])}"
         if problem:
@@ -105,6 +105,21 @@ def _add_records(
         seen[record_id] = position
         raw = json.dumps(record, ensure_ascii=False, sort_keys=True).encode("utf-8")
         result.documents.append(_document(path, record, text_field, record_id, raw))
+
+
+def _record_id(record: Mapping[str, Any], position: int) -> str:
+    """The record's ``id`` (or ``_id``); its position (a table's line number) when it has
+    none or an empty one.
+
+    Example:
+        >>> _record_id({"id": " "}, 7), _record_id({"_id": 3}, 7), _record_id({}, 2)
+        ('7', '3', '2')
+    """
+    for name in ("id", "_id"):
+        value = record.get(name)
+        if value is not None and str(value).strip():
+            return str(value)
+    return str(position)
 
 
 def _text_problem(record: Any, text_field: str) -> str | None:

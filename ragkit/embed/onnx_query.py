@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragkit.errors import RagkitError
-from ragkit.paths import cache_dir
+from ragkit.paths import cache_dir, file_sha256
 
 if TYPE_CHECKING:
     import torch
@@ -138,6 +138,7 @@ class CheckedCopy:
     normalize: bool
     tokenizer: str  # the model's tokenizer file, relative to its folder
     max_length: int  # tokens a text is truncated to
+    sha256: str = ""  # of the copy when it was checked; verified before every load
 
     @staticmethod
     def record_of(path: Path) -> Path:
@@ -275,6 +276,8 @@ class OnnxQueryEncoder:
         path, record = files
         try:
             checked = CheckedCopy.read_from(record)
+            if checked.sha256 != file_sha256(path):
+                raise RagkitError("its checksum differs from the one recorded when it was checked")
             pieces = PieceTokenizer(
                 location / checked.tokenizer, checked.max_length, checked.inputs
             )
@@ -308,6 +311,7 @@ class OnnxQueryEncoder:
         folder is ``location``, with its record written; a copy that cannot be loaded or
         differs is removed and the error raised."""
         inputs = [n for n in model.tokenizer.model_input_names if n != "position_ids"]
+        _remove_if_changed(path)
         if not path.exists():
             example = model.preprocess(["an example query"])
             export(stages(model)[0].auto_model, {name: example[name] for name in inputs}, path)
@@ -334,6 +338,7 @@ class OnnxQueryEncoder:
             encoder.normalize,
             "tokenizer.json",
             int(model.max_seq_length or 512),
+            file_sha256(path),
         )
         pieces_file = location / record.tokenizer
         if pieces_file.exists() and encoder.same_pieces(pieces_file, record):
@@ -381,6 +386,22 @@ class OnnxQueryEncoder:
 
 
 _EXPORTING = threading.Lock()
+
+
+def _remove_if_changed(path: Path) -> None:
+    """Remove the copy at ``path`` (and its record) when its bytes are no longer those that
+    were checked: a copy damaged in a way that still loads gives wrong vectors silently."""
+    record = CheckedCopy.record_of(path)
+    if not (path.exists() and record.exists()):
+        return
+    try:
+        recorded = CheckedCopy.read_from(record).sha256
+    except (ValueError, TypeError, KeyError):
+        recorded = ""
+    if recorded != file_sha256(path):
+        log.warning("%s changed since it was checked; exporting it again", path)
+        record.unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
 
 
 def session_of(path: Path, optimized_to: Path | None = None) -> Any:

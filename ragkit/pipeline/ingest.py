@@ -45,7 +45,9 @@ from ragkit.pipeline.languages import collection_profile, resolve_documents
 from ragkit.pipeline.near_duplicates import signature
 from ragkit.pipeline.near_duplicates import update as update_near_duplicates
 from ragkit.pipeline.plan import (
+    PruneGuard,
     check_roots_exist,
+    check_roots_yield,
     max_document_chars,
     stale_keys,
     stale_records,
@@ -239,9 +241,11 @@ class Ingest:
         roots: Sequence[Path],
         prune: bool = False,
         progress: ProgressCallback | None = None,
+        guard: PruneGuard | None = None,
     ) -> IngestReport:
         """Load ``roots``, then chunk, embed and commit the new or changed documents in batches
-        of ``commit_every_documents``; with ``prune`` remove documents no longer found."""
+        of ``commit_every_documents``; with ``prune`` remove documents no longer found, within
+        ``guard``'s limits (checked before anything is committed)."""
         started = datetime.now(UTC).isoformat()
         report = IngestReport()
         longest = max_document_chars()  # a bad RAGKIT_MAX_DOCUMENT_CHARS fails the run first
@@ -255,6 +259,11 @@ class Ingest:
         report.record_loaded(loaded.documents, loaded.skipped)
         report.seconds["load"] = time.perf_counter() - clock
         gone = stale_keys(loaded.documents, list(roots), sources, report.skipped) if prune else []
+        if gone:
+            guard = guard or PruneGuard()
+            if not guard.allow_empty:
+                check_roots_yield(roots, loaded.documents, report.skipped, sources)
+            guard.check(gone, len(sources))
         return self._ingest(loaded.documents, [*duplicates, *gone], report, started, progress)
 
     def run_records(
@@ -263,6 +272,7 @@ class Ingest:
         source: str,
         prune: bool = False,
         progress: ProgressCallback | None = None,
+        guard: PruneGuard | None = None,
     ) -> IngestReport:
         """Chunk, embed and commit the new or changed records of ``given`` (all from
         ``source``: :mod:`ragkit.documents.given`) as :meth:`run` does files; with ``prune``
@@ -277,6 +287,14 @@ class Ingest:
         report.records_seen = given.records_seen
         report.seconds["load"] = time.perf_counter() - clock
         gone = stale_records(loaded.documents, given, source, sources) if prune else []
+        if gone:
+            guard = guard or PruneGuard()
+            if not guard.allow_empty and not given.records_seen:
+                raise RagkitError(
+                    f"{source}: no record given, but documents indexed from it: {len(gone)}; "
+                    "nothing was removed — pass --prune-empty (prune_empty=True) to remove them"
+                )
+            guard.check(gone, len(sources))
         return self._ingest(loaded.documents, gone, report, started, progress)
 
     def _ingest(

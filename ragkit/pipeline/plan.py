@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ragkit.documents import Document, LoadResult, SkippedFile, display_path, document_key
@@ -93,6 +94,85 @@ def without_key_collisions(loaded: LoadResult, sources: dict[str, str]) -> LoadR
     return result
 
 
+@dataclass(frozen=True)
+class PruneGuard:
+    """Limits on what a prune may remove. ``max_delete``: at most this many documents (``20``)
+    or this share of the stored ones (``"10%"``), like rsync's ``--max-delete``; None: no
+    limit. ``allow_empty``: a root that yields no file at all (an unmounted share, an emptied
+    folder) or a records call that gives no record may remove what was indexed from it.
+
+    Example:
+        >>> PruneGuard("10%").limit(200), PruneGuard(20).limit(200), PruneGuard().limit(200)
+        (20, 20, None)
+    """
+
+    max_delete: int | str | None = None
+    allow_empty: bool = False
+
+    def __post_init__(self) -> None:
+        self.limit(0)  # a malformed --max-delete fails before anything is read
+
+    def limit(self, stored: int) -> int | None:
+        """The most documents a prune may remove from an index of ``stored`` documents."""
+        value = self.max_delete
+        if value is None:
+            return None
+        text = str(value).strip()
+        number = text.removesuffix("%")
+        if isinstance(value, bool) or not number.isdigit():
+            raise RagkitError(
+                f"--max-delete {value!r}: give a number of documents (e.g. 50) or a share of "
+                "the stored ones (e.g. 10%)"
+            )
+        if text.endswith("%"):
+            return stored * int(number) // 100
+        return int(number)
+
+    def check(self, gone: Sequence[str], stored: int) -> None:
+        """Refuse (nothing removed) when ``gone`` is more than :meth:`limit` allows."""
+        limit = self.limit(stored)
+        if limit is not None and len(gone) > limit:
+            raise RagkitError(
+                f"--prune would remove {len(gone)} of {stored} documents, over --max-delete "
+                f"{self.max_delete}; nothing was removed (raise --max-delete, or check the "
+                "paths)"
+            )
+
+
+def check_roots_yield(
+    roots: Sequence[Path],
+    documents: Sequence[Document],
+    skipped: Sequence[SkippedFile],
+    sources: dict[str, str],
+) -> None:
+    """Refuse to prune under a root that yields no file now although documents were indexed
+    from it: an unmounted network share leaves an empty mount point, and "everything there
+    was deleted" is almost never what happened (:attr:`PruneGuard.allow_empty` overrides).
+
+    Example:
+        >>> check_roots_yield([Path("/mnt/share")], [], [], {"/mnt/share/a.txt": "/mnt/share/a.txt"})
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.RagkitError: /mnt/share: no file found there now, but documents indexed from it: 1 (an unmounted share or an emptied folder?); nothing was removed — pass --prune-empty to remove them
+    """
+    found = {_parts(d.source) for d in documents} | {_parts(s.path) for s in skipped}
+    for root in roots:
+        within = {_parts(root)}
+        if any(_below_any(parts, within) for parts in found):
+            continue
+        held = [
+            key
+            for key, source in sources.items()
+            if not is_record_source(source) and _below_any(_parts(source), within)
+        ]
+        if held:
+            raise RagkitError(
+                f"{root}: no file found there now, but documents indexed from it: "
+                f"{len(held)} (an unmounted share or an emptied folder?); nothing was removed — "
+                "pass --prune-empty to remove them"
+            )
+
+
 def check_roots_exist(roots: Sequence[Path]) -> None:
     """Refuse to prune under a root that is missing: a typo or an unmounted disk must not read
     as "every document there was deleted"."""
@@ -146,7 +226,7 @@ def stale_keys(
     present = {d.key for d in documents}
     sources = {key: source for key, source in sources.items() if not is_record_source(source)}
     within_roots = {_parts(r) for r in roots}
-    unread = {_parts(s.path) for s in skipped}
+    unread = {_parts(s.path) for s in skipped if not s.empty}  # an empty file was read
     unread |= {
         _parts(jsonl)
         for jsonl, _, line in (s.path.rpartition(":") for s in skipped)

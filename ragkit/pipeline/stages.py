@@ -87,7 +87,7 @@ def load(path: Path, raise_io_errors: bool = False, text_field: str = "text") ->
     except RagkitError as error:
         if raise_io_errors and is_io_error(error):
             raise
-        result.skipped.append(SkippedFile(str(path), str(error).removeprefix(f"{path}: ")))
+        result.skipped.append(SkippedFile.of_error(path, error))
     return result
 
 

@@ -45,7 +45,7 @@ from ragkit.store.manifest import (
     verify_checksums,
 )
 from ragkit.store.schema import connect, connect_read_only
-from ragkit.store.store import stored_vectors
+from ragkit.store.store import CREATION_SCRATCH, stored_vectors
 
 REPAIR_HINT = "run `ragkit doctor --index {folder} --repair` to {repair}"
 
@@ -151,7 +151,13 @@ def _check_files(folder: Path, layout: vectors.Layout, found: Diagnosis) -> None
     keep = {*layout.files, sparse_folder(found.generation)}
     leftovers = [
         p.name
-        for pattern in ("vectors-*.faiss*", "bm25-*", ".bm25-*.tmp", f".{MANIFEST_NAME}.*")
+        for pattern in (
+            "vectors-*.faiss*",
+            "bm25-*",
+            ".bm25-*.tmp",
+            f".{MANIFEST_NAME}.*",
+            *CREATION_SCRATCH,
+        )
         for p in folder.glob(pattern)
         if p.name not in keep
     ]

@@ -80,6 +80,14 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
+# The scratch database a creation builds (and SQLite's journal of it) before renaming it into
+# place; left behind when the creating process is killed.
+# The largest |score| a search accepts: inner products of unit vectors are cosines (≤ 1); the
+# margin covers approximate (PQ) scores.
+_MAX_SCORE = 1.5
+CREATION_SCRATCH = (f".{DB_NAME}.*.tmp", f".{DB_NAME}.*.tmp-journal")
+
+
 class IndexExistsError(RagkitError):
     """:meth:`Store.create` found an index already there."""
 
@@ -191,7 +199,7 @@ class Store:
             # Under the lock no other creation runs: temporary databases are of dead ones,
             # WAL files of an index deleted without them.
             wal = [folder / f"{DB_NAME}{end}" for end in ("-wal", "-shm")]
-            for leftover in [*folder.glob(f".{DB_NAME}.*.tmp"), *wal]:
+            for leftover in [*(p for g in CREATION_SCRATCH for p in folder.glob(g)), *wal]:
                 leftover.unlink(missing_ok=True)
             scratch = folder / f".{DB_NAME}.{os.getpid()}.tmp"
             connection = sqlite3.connect(scratch, isolation_level=None)
@@ -255,18 +263,37 @@ class Store:
         """The vectors ``layout`` names (of them, ``known`` lends what it holds); a missing or
         damaged file is a :class:`RagkitError`."""
         repair = f"`ragkit doctor --index {self.folder} --repair` rebuilds it from SQLite"
-        return load(self.folder, layout, repair, known)
+        vectors = load(self.folder, layout, repair, known)
+        if vectors.main.d != self.dimension:
+            raise RagkitError(
+                f"{self.folder / layout.main}: {vectors.main.d}-d vectors in a "
+                f"{self.dimension}-d index (damaged or replaced); {repair}"
+            )
+        return vectors
+
+    def _sane(self, scored: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """``scored`` when every score is one normalized vectors can give (a cosine, with room
+        for approximate indexes); a damaged vectors file gives absurd ones (1e27, NaN)."""
+        if any(not -_MAX_SCORE <= score <= _MAX_SCORE for _, score in scored):
+            worst = next(s for _, s in scored if not -_MAX_SCORE <= s <= _MAX_SCORE)
+            raise RagkitError(
+                f"{self.folder}: the stored vectors give a score of {worst:.3g}, which "
+                "normalized vectors cannot (a damaged vectors file or chunk vector); "
+                f"`ragkit doctor --index {self.folder} --repair` rebuilds them from SQLite"
+            )
+        return scored
 
     def _sparse_path(self, generation: int) -> Path:
         return self.folder / f"bm25-{generation}"
 
     def remove_stale_files(self) -> None:
         """Delete FAISS files and BM25 folders of other generations (crash or superseded), and
-        the BM25 and manifest scratch copies of other processes' writes that died (under the
-        writer lock no other process writes them)."""
+        the BM25 and manifest scratch copies of other processes' writes that died, and the
+        scratch database (and its journal) of a creation that was killed (under the writer lock
+        no other process writes them)."""
         generation, layout = committed(self.db)
         keep = {*layout.files, self._sparse_path(generation).name}
-        scratch = [".bm25-*.tmp", f".{MANIFEST_NAME}.*.tmp"]
+        scratch = [".bm25-*.tmp", f".{MANIFEST_NAME}.*.tmp", *CREATION_SCRATCH]
         mine = f".{os.getpid()}."  # this process's threads may be writing theirs
         leftovers = [
             p for pattern in scratch for p in self.folder.glob(pattern) if mine not in p.name
@@ -429,7 +456,8 @@ class Store:
     ) -> list[tuple[int, float]]:
         """Chunk ids and inner-product scores of the ``k`` nearest vectors (among ``allowed``)."""
         self.refresh()
-        return dense.search(self.vectors, query, k, self.settings, allowed, self.vectors_by_id)
+        found = dense.search(self.vectors, query, k, self.settings, allowed, self.vectors_by_id)
+        return self._sane(found)
 
     @names_damage
     def search_terms(
@@ -448,7 +476,7 @@ class Store:
     def score_vectors(self, query: np.ndarray, ids: list[int]) -> list[tuple[int, float]]:
         """Exact inner products of ``query`` with the stored vectors of the chunks ``ids``."""
         vectors = self.vectors_by_id(ids) if ids else {}
-        return [(i, float(vectors[i] @ query)) for i in ids if i in vectors]
+        return self._sane([(i, float(vectors[i] @ query)) for i in ids if i in vectors])
 
     @names_damage
     def vectors_by_id(self, ids: list[int]) -> dict[int, np.ndarray]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ from ragkit.search.dense import DenseVectors, held
 from ragkit.store.manifest import vector_file
 
 STATE_KEY = "vectors"
+_FILE_NAME = re.compile(r"vectors-[0-9]+(-added)?\.faiss")
 
 
 def added_file(generation: int) -> str:
@@ -68,8 +70,23 @@ class Layout:
 
     @classmethod
     def from_json(cls, stored: str) -> Layout:
+        """The layout SQLite stores; a name that is not a vectors file of the index folder
+        itself (a path, ``..``) is refused, so a tampered state never opens another file.
+
+        Example:
+            >>> Layout.from_json('{"main": "/etc/x.faiss", "added": []}')
+            Traceback (most recent call last):
+            ...
+            ragkit.errors.RagkitError: ragkit.sqlite: state 'vectors' names '/etc/x.faiss', not a vectors file of the index folder; index is damaged (restore a backup)
+        """
         values = json.loads(stored)
         added = tuple(str(name) for name in values["added"])
+        for name in (str(values["main"]), *added):
+            if not _FILE_NAME.fullmatch(name):
+                raise RagkitError(
+                    f"ragkit.sqlite: state 'vectors' names {name!r}, not a vectors file of the "
+                    "index folder; index is damaged (restore a backup)"
+                )
         return cls(str(values["main"]), added, dict(values.get("checksums", {})))
 
 

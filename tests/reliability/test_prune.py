@@ -11,10 +11,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import MODEL
 from hostile import reader_prefix
 from killharness import ingest_command
 
+from conftest import MODEL
 from ragkit import Index, RagkitError
 
 
@@ -111,3 +111,39 @@ def test_a_jsonl_file_with_a_bad_line_keeps_its_records(tmp_path: Path, docs: Pa
     done = _prune([str(docs)], index, tmp_path)
     assert done.returncode == 1 and "invalid JSON" in done.stdout
     assert f"{docs}/records.jsonl#r2" in _keys(index)  # its line may be the broken one
+
+
+def test_prune_refuses_a_root_that_yields_no_file(tmp_path: Path, docs: Path) -> None:
+    """An unmounted share leaves an empty mount point: nothing is removed without the flag."""
+    index = _ingest(tmp_path, [docs])
+    before = _keys(index)
+    for path in sorted(docs.rglob("*"), reverse=True):
+        path.rmdir() if path.is_dir() else path.unlink()
+    with Index.open(index) as opened:
+        with pytest.raises(RagkitError, match="no file found there now.*--prune-empty"):
+            opened.ingest([docs], prune=True)
+        assert set(opened.store.document_hashes()) == before
+        assert opened.ingest([docs], prune=True, prune_empty=True).documents_removed == 5
+
+
+def test_max_delete_caps_a_prune(tmp_path: Path, docs: Path) -> None:
+    index = _ingest(tmp_path, [docs])
+    (docs / "a.txt").unlink()
+    (docs / "b.txt").unlink()
+    with Index.open(index) as opened:
+        with pytest.raises(RagkitError, match="would remove 2 of 5 documents, over --max-delete 1"):
+            opened.ingest([docs], prune=True, max_delete=1)
+        with pytest.raises(RagkitError, match="over --max-delete 20%"):
+            opened.ingest([docs], prune=True, max_delete="20%")
+        assert len(opened.store.document_hashes()) == 5
+        with pytest.raises(RagkitError, match="give a number of documents"):
+            opened.ingest([docs], prune=True, max_delete="many")
+        assert opened.ingest([docs], prune=True, max_delete="40%").documents_removed == 2
+
+
+def test_records_prune_with_no_record_removes_nothing(tmp_path: Path) -> None:
+    with Index.open(tmp_path / "index", create=True, model=MODEL) as opened:
+        opened.add([{"id": "a", "text": "Alpha."}, {"id": "b", "text": "Beta."}])
+        with pytest.raises(RagkitError, match="no record given"):
+            opened.add([], prune=True)
+        assert opened.add([], prune=True, prune_empty=True).documents_removed == 2
