@@ -32,6 +32,18 @@ def serve(
     log_level: str = typer.Option(
         "info", "--log-level", help="critical | error | warning | info (one line per request)."
     ),
+    max_body_bytes: int | None = typer.Option(
+        None,
+        "--max-body-bytes",
+        min=1024,
+        help="Refuse (413) a request body larger than this (default 1,048,576).",
+    ),
+    max_query_chars: int | None = typer.Option(
+        None,
+        "--max-query-chars",
+        min=1,
+        help="Refuse (422) a query longer than this many characters (default 10,000).",
+    ),
 ) -> None:
     """Serve searches over HTTP, keeping each model loaded: POST /search, GET /indexes,
     GET /health, API docs at /docs, an inspection page at /. Read-only; new generations from
@@ -40,6 +52,7 @@ def serve(
 
     from ragkit import __version__
     from ragkit.serve import ServedIndexes, create_app, parse_locations
+    from ragkit.serve.limits import Limits
 
     try:
         if log_level not in LOG_LEVELS:
@@ -61,7 +74,10 @@ def serve(
         markup=False,
     )
     try:
-        uvicorn.run(create_app(served, __version__), host=host, port=port, log_level=log_level)
+        given = {"max_body_bytes": max_body_bytes, "max_query_chars": max_query_chars}
+        limits = Limits(**{name: value for name, value in given.items() if value is not None})
+        app = create_app(served, __version__, limits)
+        uvicorn.run(app, host=host, port=port, log_level=log_level)
     finally:
         served.close()
 

@@ -23,7 +23,10 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
@@ -33,6 +36,7 @@ from ragkit.normalize.detect import known_languages
 from ragkit.paths import package_folder
 from ragkit.serve import inspection
 from ragkit.serve.indexes import ServedIndexes, UnknownIndexError
+from ragkit.serve.limits import BodyLimit, Limits, validation_failed
 from ragkit.serve.schemas import Health, IndexSummary, SearchRequest, SearchResponse
 from ragkit.serve.views import DoctorReport, DocumentList, DocumentView, IndexDetails
 
@@ -46,10 +50,12 @@ PAGE_HEADERS = {
 }
 
 
-def create_app(served: ServedIndexes, version: str = "") -> FastAPI:
+def create_app(served: ServedIndexes, version: str = "", limits: Limits | None = None) -> FastAPI:
     """A FastAPI app answering for ``served``. Handlers are plain functions, so FastAPI runs
     concurrent searches on its thread pool. ``/docs`` and ``/redoc`` load their assets from
-    the app (FastAPI's ``get_swagger_ui_html`` and ``get_redoc_html`` with local URLs)."""
+    the app (FastAPI's ``get_swagger_ui_html`` and ``get_redoc_html`` with local URLs).
+    ``limits``: the largest body and query accepted (:mod:`ragkit.serve.limits`)."""
+    limits = limits or Limits()
     app = FastAPIOffline(
         title="ragkit",
         version=version or "0",
@@ -57,6 +63,10 @@ def create_app(served: ServedIndexes, version: str = "") -> FastAPI:
         "optionally reranked. Read-only; new generations committed by `ragkit ingest` are "
         "served as soon as they are committed.",
     )
+
+    app.add_middleware(BodyLimit, limit=limits.max_body_bytes)
+    app.add_exception_handler(RequestValidationError, validation_failed)
+    _state_limits(app, limits)
 
     @app.exception_handler(RagkitError)
     def _refused(_: Request, error: RagkitError) -> JSONResponse:
@@ -67,6 +77,11 @@ def create_app(served: ServedIndexes, version: str = "") -> FastAPI:
     @app.post("/search", response_model=SearchResponse)
     def search(request: SearchRequest) -> SearchResponse:
         """The best ``k`` chunks for ``query``: the hits of ``ragkit.Index.search``."""
+        if len(request.query) > limits.max_query_chars:
+            raise RagkitError(
+                f"query of {len(request.query):,} characters: over the server's limit of "
+                f"{limits.max_query_chars:,} (ragkit serve --max-query-chars)"
+            )
         return served.search(request)
 
     @app.get("/indexes", response_model=list[IndexSummary])
@@ -125,3 +140,22 @@ def create_app(served: ServedIndexes, version: str = "") -> FastAPI:
 
     app.mount("/page", StaticFiles(directory=page), name="page")
     return app
+
+
+def _state_limits(app: FastAPI, limits: Limits) -> None:
+    """Say the limits in the OpenAPI schema: the query's ``maxLength`` and the body's size."""
+    build = app.openapi
+
+    def schema() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = build()
+            request = document["components"]["schemas"]["SearchRequest"]["properties"]
+            request["query"]["maxLength"] = limits.max_query_chars
+            document["info"]["description"] += (
+                f" Request bodies over {limits.max_body_bytes:,} bytes are refused (413); "
+                "numbers must be finite (NaN and Infinity are 422)."
+            )
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    app.openapi = schema  # type: ignore[method-assign]

@@ -16,6 +16,8 @@ Example:
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 import threading
 from collections.abc import Sequence
@@ -28,9 +30,30 @@ from ragkit.errors import RagkitError
 from ragkit.index import Index
 from ragkit.serve.inspection import DocumentTexts, explanations
 from ragkit.serve.schemas import IndexSummary, SearchRequest, SearchResponse
+from ragkit.store import DB_NAME
 from ragkit.store.address import Location, default_name, display, is_milvus
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+log = logging.getLogger(__name__)
+
+
+def folder_identity(location: Location) -> tuple[int, int] | None:
+    """Device and inode of an index folder's database (None: no database there; a Milvus
+    collection has a fixed identity). A folder deleted and built again has another one.
+
+    Example:
+        >>> folder_identity("milvus://db:19530/notes")
+        (0, 0)
+        >>> folder_identity(Path("/nonexistent/index")) is None
+        True
+    """
+    if is_milvus(location):
+        return (0, 0)
+    try:
+        info = os.stat(Path(location) / DB_NAME)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
 
 
 class UnknownIndexError(RagkitError):
@@ -77,6 +100,7 @@ class ServedIndexes:
     def __init__(self, locations: Sequence[IndexLocation], warm: bool = True) -> None:
         self.paths = {each.name: each.path for each in locations}
         self._indexes = {each.name: Index.open(each.path) for each in locations}
+        self._identities = {each.name: folder_identity(each.path) for each in locations}
         self._locks = {each.name: threading.Lock() for each in locations}
         self._texts = DocumentTexts()  # the documents hits are shown in (explain)
         if warm:
@@ -103,7 +127,27 @@ class ServedIndexes:
             raise UnknownIndexError(
                 f"no index named {name!r}; this server holds {', '.join(self._indexes)}"
             )
+        identity = folder_identity(self.paths[name])
+        if identity != self._identities[name]:
+            self._reopen(name, identity)
         return name, self._indexes[name]
+
+    def _reopen(self, name: str, identity: tuple[int, int] | None) -> None:
+        """Open index ``name`` again: its folder was deleted and built again (another
+        database file) since it was opened, and the old handle reads the deleted one."""
+        with self._locks[name]:
+            if self._identities[name] == identity:
+                return  # another request reopened it meanwhile
+            if identity is None:
+                raise RagkitError(
+                    f"{display(self.paths[name])}: no ragkit index there any more (deleted "
+                    "since the server started)"
+                )
+            stale = self._indexes[name]
+            self._indexes[name] = Index.open(self.paths[name])
+            self._identities[name] = identity
+            log.info("%s: the index folder was built again; reopened", self.paths[name])
+            stale.close()
 
     def search(self, request: SearchRequest) -> SearchResponse:
         """:meth:`ragkit.Index.search` with the request's arguments."""

@@ -19,12 +19,15 @@ Example:
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, field_validator
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from ragkit.errors import RagkitError
 from ragkit.index import Hit
 from ragkit.normalize.detect import check_language
 from ragkit.search.fusion import FusionMethod, SearchMode
+from ragkit.serve.limits import finite
 from ragkit.serve.views import HitExplanation
 
 
@@ -55,6 +58,12 @@ class SearchRequest(BaseModel):
         description="Also return 'explanations': each hit's dense and sparse parts of its "
         "first-stage score and the original text around its span (the same hits either way).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _finite(cls, data: Any) -> Any:
+        finite(data)
+        return data
 
     @field_validator("query")
     @classmethod
