@@ -192,6 +192,19 @@ def test_from_texts_without_an_index_is_temporary(ragkit_index: Index) -> None:
     assert not folder.exists()
 
 
+def test_from_documents_needs_no_embedding(ragkit_index: Index) -> None:
+    """LangChain's docs pass an embedding; ragkit embeds with its index's model, so a store
+    made from documents alone works too, keeping the documents' ids and metadata."""
+    documents = [
+        Document("Glaciers carve valleys.", id="ice", metadata={"n": 1}),
+        Document("Rivers carry sediment to the sea."),
+    ]
+    store = RagkitVectorStore.from_documents(documents, model=MODEL)
+    found = store.similarity_search("valleys", k=1)[0]
+    assert (found.id, found.metadata) == ("ice", {"n": 1})
+    assert store.as_retriever(search_kwargs={"k": 1}).invoke("sediment")[0].id != "ice"
+
+
 def test_text_splitter(caplog: pytest.LogCaptureFixture) -> None:
     splitter = RagkitTextSplitter(chunk_size=64)
     docs = splitter.create_documents([RAIL, "Short text."], metadatas=[{"n": 1}, {"n": 2}])

@@ -299,6 +299,22 @@ class RagkitVectorStore(VectorStore):
         store.add_texts(texts, metadatas, ids=ids)
         return store
 
+    @classmethod
+    def from_documents(
+        cls, documents: list[Document], embedding: Embeddings | None = None, **kwargs: Any
+    ) -> RagkitVectorStore:
+        """A store holding ``documents`` (``embedding`` may be left out: ragkit embeds with
+        its index's model), as :meth:`from_texts`.
+
+        Example:
+            >>> store = RagkitVectorStore.from_documents([Document("Water boils.")])  # doctest: +SKIP
+        """
+        texts = [document.page_content for document in documents]
+        metadatas = [dict(document.metadata) for document in documents]
+        if "ids" not in kwargs and any(document.id for document in documents):
+            kwargs["ids"] = [document.id or str(uuid.uuid4()) for document in documents]
+        return cls.from_texts(texts, embedding, metadatas, **kwargs)
+
 
 def _with_lengths(index: Index, hits: list[Hit]) -> list[tuple[Hit, int | None]]:
     """Each hit with the length of its document when it is a record starting at 0 (the one
