@@ -185,3 +185,19 @@ def test_repeated_passages_keep_their_own_offsets() -> None:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def test_from_documents_adds_a_readers_documents(tmp_path: Path) -> None:
+    """What a LlamaIndex reader returns goes in as records (id, text, metadata)."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "ice.txt").write_text("Ice floats because it is less dense than water.")
+    (folder / "rail.txt").write_text("Steam locomotives pulled the early trains.")
+    from llama_index.core import SimpleDirectoryReader
+
+    documents = SimpleDirectoryReader(str(folder)).load_data()
+    index = Index.open(tmp_path / "index", create=True, model=MODEL)
+    retriever = RagkitRetriever.from_documents(documents, index, similarity_top_k=1)
+    (found,) = retriever.retrieve("why does ice float")
+    assert found.node.metadata["file_name"] == "ice.txt"
+    assert found.node.ref_doc_id == next(d.doc_id for d in documents if "Ice" in d.text)

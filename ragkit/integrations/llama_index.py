@@ -26,8 +26,10 @@ from ragkit.index import Hit, Index
 from ragkit.integrations.common import (
     FrameworkNotInstalled,
     TextChunker,
+    add_records,
     build_filters,
     check_k,
+    check_metadata,
     hit_metadata,
     open_index,
 )
@@ -176,6 +178,35 @@ class RagkitRetriever(BaseRetriever):
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return await asyncio.to_thread(self._retrieve, query_bundle)
+
+    @classmethod
+    def from_documents(
+        cls,
+        documents: Sequence[Document],
+        index: Index | str | Path,
+        source: str = "<llama-index>",
+        **retriever: Any,
+    ) -> RagkitRetriever:
+        """A retriever over ``index`` (created when missing) after adding ``documents`` (what
+        a LlamaIndex reader such as ``SimpleDirectoryReader(...).load_data()`` returns) as
+        records: the document id as key, its text, its JSON metadata. ``retriever``: the
+        options of the class (``similarity_top_k``, ``filters``…).
+
+        Example:
+            >>> documents = SimpleDirectoryReader("docs").load_data()  # doctest: +SKIP
+            >>> retriever = RagkitRetriever.from_documents(documents, "my-index")  # doctest: +SKIP
+        """
+        opened = open_index(index, create=True)
+        records = [
+            {
+                "id": document.doc_id,
+                "text": document.text,
+                "metadata": check_metadata(document.metadata, document.doc_id),
+            }
+            for document in documents
+        ]
+        add_records(opened, records, source)
+        return cls(opened, **retriever)
 
 
 def hit_node(hit: Hit) -> TextNode:
