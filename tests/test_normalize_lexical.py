@@ -40,7 +40,14 @@ from ragkit.normalize.lexical.ranker import (
     fit_ranker,
 )
 from ragkit.normalize.lexical.sources import american_spellings, slang_expansions
-from ragkit.normalize.lexical.train import carve_train, evaluate_normalizer
+from ragkit.normalize.lexical.train import (
+    KEEP_BIASES,
+    MARGINS,
+    MULTIWORD_BIASES,
+    carve_train,
+    evaluate_normalizer,
+)
+from ragkit.normalize.lexical.tuning import ThresholdScorer
 from ragkit.paths import shared_data_dir
 
 DATA = shared_data_dir() / "lexnorm" / "en"
@@ -374,3 +381,45 @@ def test_ranker_learns_to_order_each_tokens_candidates() -> None:
     assert np.array_equal(restored.score(rows), ranker.score(rows))
     with pytest.raises(ValueError, match="groups cover 598 rows, not 600"):
         fit_ranker(rows, labels, [3] * 199 + [1], n_trees=2)
+
+
+def _random_decisions(seed: int) -> tuple[list[tuple[LexToken, ...]], list[list[TokenDecision]]]:
+    """Gold sentences and scored candidates with ties (scores on a quarter grid), splits,
+    merges (several in a row), vocabulary words, unscored tokens and empty normalizations."""
+    rng = np.random.default_rng(seed)
+    words = ["u", "you", "r", "are", "screen", "shot", "screenshot", "lol", "ok", "ya", ""]
+    gold: list[tuple[LexToken, ...]] = []
+    decisions: list[list[TokenDecision]] = []
+    for _ in range(60):
+        raws = [str(rng.choice(words[:-1])) for _ in range(int(rng.integers(1, 9)))]
+        sentence = tuple(
+            LexToken(raw, str(rng.choice(words)) if rng.random() < 0.4 else raw) for raw in raws
+        )
+        found = []
+        for raw in raws:
+            candidates = [Candidate(raw, identity=True)]
+            for _ in range(int(rng.integers(0, 5))):
+                text = str(rng.choice(["you", "are", "laughing out loud", raw, "screenshot"]))
+                candidates.append(Candidate(text, merge=bool(rng.random() < 0.3)))
+            scores = (rng.integers(-8, 9, len(candidates)) / 4).tolist()
+            if rng.random() < 0.1:  # a token the ranker did not score
+                scores = [0.0] * len(candidates)
+            found.append(TokenDecision(tuple(candidates), tuple(scores), bool(rng.random() < 0.3)))
+        gold.append(sentence)
+        decisions.append(found)
+    return gold, decisions
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_threshold_scorer_equals_decoding_every_setting(seed: int) -> None:
+    gold, decisions = _random_decisions(seed)
+    scorer = ThresholdScorer(gold, decisions)
+    for margin in MARGINS[::3]:
+        for keep_bias in KEEP_BIASES[::2]:
+            for multiword in MULTIWORD_BIASES[::3]:
+                predicted = [
+                    decode([t.raw for t in sentence], found, margin, False, keep_bias, multiword)
+                    for sentence, found in zip(gold, decisions, strict=True)
+                ]
+                expected = score_predictions(gold, predicted).err
+                assert scorer.err(margin, keep_bias, multiword) == expected

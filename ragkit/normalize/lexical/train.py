@@ -50,6 +50,7 @@ from ragkit.normalize.lexical.sources import (
     slang_expansions,
     web_words,
 )
+from ragkit.normalize.lexical.tuning import ThresholdScorer
 
 logger = logging.getLogger(__name__)
 MARGINS = tuple(round(x, 2) for x in np.arange(-2.0, 4.01, 0.25))
@@ -227,11 +228,10 @@ def tune_thresholds(
 
     Margin and keep bias are searched together over :data:`MARGINS` × :data:`KEEP_BIASES`, then
     the multiword bias over :data:`MULTIWORD_BIASES`, then margin and keep bias again; ties go to
-    the smallest change from 0.
+    the smallest change from 0. Each setting's ERR is the one decoding would give
+    (:class:`~ragkit.normalize.lexical.tuning.ThresholdScorer`), without decoding each.
     """
-
-    def err(margin: float, bias: float, multiword: float) -> float:
-        return _evaluate(gold, decisions, margin, bias, multiword).overall.err
+    err = ThresholdScorer(gold, decisions).err
 
     def pairs(multiword: float) -> tuple[float, float]:
         scored = {(m, b): err(m, b, multiword) for m in MARGINS for b in KEEP_BIASES}
