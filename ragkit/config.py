@@ -31,9 +31,9 @@ DEFAULT_MODEL = "auto"
 CONFIG_NAME = "ragkit.toml"  # the settings file in an index folder
 # Settings that shape reranking at query time only; an open index may override them.
 RERANK_SETTINGS = frozenset({"reranker", "rerank_depth", "rerank_weight", "rerank_passes"})
-# Settings that shape queries only (reranking, folding duplicates); an open index may override
-# them for one handle without touching the stored index.
-QUERY_SETTINGS = RERANK_SETTINGS | {"collapse"}
+# Settings that shape queries only (reranking, folding duplicates, feedback, document evidence);
+# an open index may override them for one handle without touching the stored index.
+QUERY_SETTINGS = RERANK_SETTINGS | {"collapse", "feedback", "document_evidence"}
 # Settings re-analysis (ragkit.pipeline.reanalyze) may change in an index that has chunks: they
 # shape matching keys and sparse terms, which it derives again for every chunk (re-embedding
 # only chunks whose embedded key changed).
@@ -94,6 +94,14 @@ class Settings(BaseModel):
     # so k hits are k distinct passages (ragkit.search.collapse); a query may turn it off.
     collapse: bool = True
     dense_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    # Pseudo-relevance feedback (ragkit.search.feedback): a second pass with the query expanded
+    # by the first pass's top chunks' stored terms (sparse, RM3) and/or moved towards their
+    # stored vectors (dense, Rocchio); "auto" turns on what was measured to help for the
+    # index's languages. Query-time: a handle or a query may override it.
+    feedback: Literal["auto", "off", "sparse", "dense", "both"] = "off"
+    # Chunks of one document that score together lift its best one (ragkit.search.evidence);
+    # query-time like feedback.
+    document_evidence: Literal["auto", "off", "on"] = "off"
     # Where normalization applies (see ragkit.normalize): matching keys only (post-inference),
     # embeddings too (pre-index), or per language (auto: Arabic-script text is embedded
     # normalized, other scripts as written; ragkit.pipeline.stages.embeds_normalized).
@@ -187,6 +195,7 @@ class Settings(BaseModel):
             ("chunk context", self.chunk_context),
             ("fusion", f"{fusion}, {self.fusion_depth} candidates per list"),
             ("duplicate passages", "folded into one hit" if self.collapse else "each a hit"),
+            ("feedback", f"{self.feedback}, document evidence {self.document_evidence}"),
             ("sparse terms", self.sparse_terms),
             ("normalization", normalization),
             ("reranking", reranking),

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TextIO
 
+import numpy as np
 from pydantic import ValidationError
 
 from ragkit.chunking import ChunkingRecord
@@ -52,6 +53,17 @@ from ragkit.pipeline.reanalyze import ReanalyzeReport, reanalyze
 from ragkit.pipeline.stages import embeds_normalized
 from ragkit.search.collapse import distinct
 from ragkit.search.contributions import Contribution, contributions, single_list
+from ragkit.search.evidence import EVIDENCE_CHOICES, DocumentEvidence, uses_evidence
+from ragkit.search.evidence import document_evidence as evidence
+from ragkit.search.feedback import (
+    FEEDBACK_CHOICES,
+    Feedback,
+    FeedbackParams,
+    levers,
+    repeated,
+    rm3,
+    rocchio,
+)
 from ragkit.search.fusion import SEARCH_MODES, FusionMethod, Ranking, SearchMode, fuse
 from ragkit.search.query import check_query
 from ragkit.store import DocumentEntry, IndexExistsError, IndexStore, StoredChunk
@@ -505,6 +517,8 @@ class Index:
         rerank: bool = False,
         language: str | None = None,
         collapse: bool | None = None,
+        feedback: Feedback | None = None,
+        document_evidence: DocumentEvidence | None = None,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query``, best first.
 
@@ -521,8 +535,17 @@ class Index:
         ``collapse``: fold hits whose text a better hit already shows into it (listed in its
         ``duplicates``), so the ``k`` hits are ``k`` distinct passages (default: the
         ``collapse`` setting, on; :mod:`ragkit.search.collapse`).
+        ``feedback``: ``off``, ``sparse`` (the query's terms expanded from the first pass's top
+        chunks, RM3), ``dense`` (its vector moved towards theirs, Rocchio), ``both``, or ``auto``
+        (what was measured to help for the query's languages); default: the ``feedback``
+        setting (:mod:`ragkit.search.feedback`). ``document_evidence``: ``on`` lifts a chunk
+        whose document has other chunks scoring below it (:mod:`ragkit.search.evidence`),
+        ``off``, ``auto``; default: the ``document_evidence`` setting.
         """
-        found = self._search(query, k, mode, filters, fusion, rerank, language, collapse)
+        found = self._search(
+            query, k, mode, filters, fusion, rerank, language, collapse,
+            feedback=feedback, document_evidence=document_evidence,
+        )  # fmt: skip
         return [hit for hit, _ in found]
 
     @one_generation
@@ -536,6 +559,8 @@ class Index:
         rerank: bool = False,
         language: str | None = None,
         collapse: bool | None = None,
+        feedback: Feedback | None = None,
+        document_evidence: DocumentEvidence | None = None,
     ) -> list[ExplainedHit]:
         """The hits of :meth:`search` (the same arguments, the same hits), each with the dense
         and sparse lists' parts of its first-stage score
@@ -547,7 +572,10 @@ class Index:
             >>> part.dense + part.sparse == found.hit.score  # doctest: +SKIP
             True
         """
-        found = self._search(query, k, mode, filters, fusion, rerank, language, collapse, True)
+        found = self._search(
+            query, k, mode, filters, fusion, rerank, language, collapse, True,
+            feedback=feedback, document_evidence=document_evidence,
+        )  # fmt: skip
         return [ExplainedHit(hit, part, rerank) for hit, part in found if part is not None]
 
     def _search(
@@ -561,6 +589,9 @@ class Index:
         language: str | None,
         collapse: bool | None,
         explain: bool = False,
+        *,
+        feedback: Feedback | None = None,
+        document_evidence: DocumentEvidence | None = None,
     ) -> list[tuple[Hit, Contribution | None]]:
         """:meth:`search`'s hits, each with its contribution when ``explain`` (else None)."""
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -574,11 +605,18 @@ class Index:
         check_query(query)
         if language is not None:
             language = check_language(language, "language")
+        for name, value, choices in (
+            ("feedback", feedback, FEEDBACK_CHOICES),
+            ("document_evidence", document_evidence, EVIDENCE_CHOICES),
+        ):
+            if value is not None and value not in choices:
+                raise RagkitError(f"{name}={value!r}: use one of {', '.join(choices)}")
         if rerank:
             depth = max(k, self.settings.rerank_depth)
             candidates = self._search(
-                query, depth, mode, filters, fusion, False, language, collapse, explain
-            )
+                query, depth, mode, filters, fusion, False, language, collapse, explain,
+                feedback=feedback, document_evidence=document_evidence,
+            )  # fmt: skip
             first = {(hit.key, hit.start, hit.end): part for hit, part in candidates}
             reranked = self.reranker.rerank_hits(query, [hit for hit, _ in candidates], k)
             return [(hit, first[hit.key, hit.start, hit.end]) for hit in reranked]
@@ -591,34 +629,38 @@ class Index:
         languages = [language] if language else query_languages(query, self.store.languages())
         keys = [self.matching_key(query, each) for each in languages]
         method = fusion or self.settings.fusion
-        dense: Ranking = []
-        parts: dict[int, Contribution] = {}
+        vector = None
         if mode in ("hybrid", "dense"):
             text = keys[0] if embeds_normalized(languages[0], self.settings) else query
             vector = self.encoder.encode_queries([text])[0]
-            dense = self.store.search_vectors(vector, depth, allowed)
-        if mode == "dense":
-            scored = dense
-        else:
-            # Weighted fusion compares scores, so each list scores the other's candidates too
-            # (not 0 for "below this list's depth").
-            complete = mode == "hybrid" and method == "weighted"
-            terms = self._query_terms(keys, languages)
-            include = [i for i, _ in dense] if complete else []
-            sparse = self.store.search_terms(terms, depth, allowed, include)
-            if mode == "sparse":
-                scored = sparse
-            else:
-                if complete:
-                    found = {i for i, _ in dense}
-                    missing = [i for i, _ in sparse if i not in found]
-                    dense = dense + self.store.score_vectors(vector, missing)
+        terms = self._query_terms(keys, languages) if mode != "dense" else []
+        lists = self._lists(mode, method, vector, terms, depth, allowed)
+        sparse_feedback, dense_feedback = levers(feedback or self.settings.feedback, languages)
+        sparse_feedback &= mode != "dense"
+        dense_feedback &= mode != "sparse"
+        if sparse_feedback or dense_feedback:
+            vector, terms = self._feedback(lists[2], vector, terms, sparse_feedback, dense_feedback)
+            lists = self._lists(mode, method, vector, terms, depth, allowed)
+        dense, sparse, scored = lists
+        parts: dict[int, Contribution] = {}
+        if explain:
+            if mode == "hybrid":
                 weights = (self.settings.dense_weight, 1.0 - self.settings.dense_weight)
-                scored = fuse([dense, sparse], method, self.settings.rrf_k, weights)
-                if explain:
-                    parts = contributions(dense, sparse, method, self.settings.rrf_k, weights)
-        if explain and not parts:
-            parts = single_list(scored, "dense" if mode == "dense" else "sparse")
+                parts = contributions(dense, sparse, method, self.settings.rrf_k, weights)
+            else:
+                parts = single_list(scored, "dense" if mode == "dense" else "sparse")
+        if uses_evidence(document_evidence or self.settings.document_evidence, languages):
+            owner = self.store.chunks_by_id(i for i, _ in scored)
+            before = dict(scored)
+            scored = evidence(
+                [(i, s) for i, s in scored if i in owner],
+                {i: row.document_key for i, row in owner.items()},
+            )
+            parts = {
+                i: dataclasses.replace(part, score=score, evidence=score - before[i])
+                for i, score in scored
+                if (part := parts.get(i)) is not None
+            }
         folding = self.settings.collapse if collapse is None else collapse
         if not folding:
             rows = self.store.chunks_by_id(i for i, _ in scored[:k])
@@ -635,6 +677,64 @@ class Index:
         return [
             (_hit(row, score, copies), parts.get(row.chunk_id)) for row, score, copies in passages
         ]
+
+    def _lists(
+        self,
+        mode: SearchMode,
+        method: FusionMethod,
+        vector: np.ndarray | None,
+        terms: list[str],
+        depth: int,
+        allowed: np.ndarray | None,
+    ) -> tuple[Ranking, Ranking, Ranking]:
+        """The dense list, the sparse list and the ranking a search makes of them."""
+        dense: Ranking = []
+        if vector is not None:
+            dense = self.store.search_vectors(vector, depth, allowed)
+        if mode == "dense":
+            return dense, [], dense
+        # Weighted fusion compares scores, so each list scores the other's candidates too
+        # (not 0 for "below this list's depth").
+        complete = mode == "hybrid" and method == "weighted"
+        include = [i for i, _ in dense] if complete else []
+        sparse = self.store.search_terms(terms, depth, allowed, include)
+        if mode == "sparse":
+            return [], sparse, sparse
+        if complete and vector is not None:
+            found = {i for i, _ in dense}
+            missing = [i for i, _ in sparse if i not in found]
+            dense = dense + self.store.score_vectors(vector, missing)
+        weights = (self.settings.dense_weight, 1.0 - self.settings.dense_weight)
+        return dense, sparse, fuse([dense, sparse], method, self.settings.rrf_k, weights)
+
+    def _feedback(
+        self,
+        scored: Ranking,
+        vector: np.ndarray | None,
+        terms: list[str],
+        sparse: bool,
+        dense: bool,
+    ) -> tuple[np.ndarray | None, list[str]]:
+        """The query vector and terms of the second pass, learned from the first pass's top
+        chunks (:mod:`ragkit.search.feedback`)."""
+        params = FeedbackParams()
+        if sparse and terms:
+            top = scored[: params.documents]
+            stored = self.store.terms_by_id([i for i, _ in top])
+            found = [(stored[i], s) for i, s in top if i in stored]
+            weights = rm3(
+                terms,
+                [each for each, _ in found],
+                [s for _, s in found],
+                params.terms,
+                params.original_weight,
+            )
+            terms = repeated(weights)
+        if dense and vector is not None:
+            top = scored[: params.dense_documents]
+            vectors = self.store.vectors_by_id([i for i, _ in top])
+            vector = rocchio(vector, list(vectors.values()), params.dense_original_weight)
+        return vector, terms
 
     def info(self) -> IndexInfo:
         """Where the index is, its model and chunker, its counts, the chunkers chosen and the

@@ -41,6 +41,12 @@ def eval_command(
         None, "--fusion", help="weighted | rrf for hybrid (default: the index's setting)."
     ),
     json_out: Path | None = typer.Option(None, "--json", help="Write the reports as JSON here."),
+    feedback: str | None = typer.Option(
+        None, "--feedback", help="off | sparse | dense | both | auto (default: the index's)."
+    ),
+    document_evidence: str | None = typer.Option(
+        None, "--document-evidence", help="on | off | auto (default: the index's)."
+    ),
 ) -> None:
     """Evaluate retrieval on a BEIR-layout dataset: nDCG@10, Recall@100, MRR@10 per mode."""
     from ragkit.config import DEFAULT_MODEL
@@ -49,6 +55,12 @@ def eval_command(
     try:
         if fusion not in (None, "rrf", "weighted"):
             raise RagkitError(f"--fusion {fusion!r}: use weighted or rrf")
+        for option, value, choices in (
+            ("--feedback", feedback, ("auto", "off", "sparse", "dense", "both")),
+            ("--document-evidence", document_evidence, ("auto", "off", "on")),
+        ):
+            if value is not None and value not in choices:
+                raise RagkitError(f"{option} {value!r}: use one of {', '.join(choices)}")
         with progress_bar() as bar:
             reports = evaluate(
                 dataset,
@@ -58,6 +70,8 @@ def eval_command(
                 fusion,  # type: ignore[arg-type]
                 stage_progress(bar, INGEST_STAGES),
                 **({"chunker": chunker} if chunker else {}),
+                **({"feedback": feedback} if feedback else {}),
+                **({"document_evidence": document_evidence} if document_evidence else {}),
             )
     except RagkitError as error:
         fail(error)

@@ -67,6 +67,18 @@ def query(
         help="Fold hits whose text a better hit shows into it, so k hits are k distinct "
         "passages (default: the index's collapse setting, on).",
     ),
+    feedback: str | None = typer.Option(
+        None,
+        "--feedback",
+        help="off | sparse | dense | both | auto: a second pass with the query expanded from "
+        "the first pass's top chunks (default: the index's feedback setting).",
+    ),
+    document_evidence: str | None = typer.Option(
+        None,
+        "--document-evidence",
+        help="on | off | auto: lift a chunk whose document matches in other chunks too "
+        "(default: the index's setting).",
+    ),
     config: Path | None = CONFIG,
 ) -> None:
     """Search an index and print ranked hits."""
@@ -103,6 +115,8 @@ def query(
             rerank=rerank,
             language=lang,
             collapse=collapse,
+            feedback=feedback,  # type: ignore[arg-type]  # Index.search checks it
+            document_evidence=document_evidence,  # type: ignore[arg-type]
         )
     except RagkitError as error:
         fail(error)

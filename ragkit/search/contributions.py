@@ -41,7 +41,9 @@ class Contribution:
     ``dense`` / ``sparse``: the part of the fused score each list gave (``None``: that list
     was not searched); ``dense_score`` / ``sparse_score``: the list's own score (inner
     product, BM25; ``None``: not in the list); ``dense_rank`` / ``sparse_rank``: its place in
-    the list, from 1 (by score); ``fusion``: ``rrf``, ``weighted``, or the one list searched.
+    the list, from 1 (by score); ``fusion``: ``rrf``, ``weighted``, or the one list searched;
+    ``evidence``: what other chunks of its document added (:mod:`ragkit.search.evidence`), so
+    ``score`` is the fused score plus ``evidence``.
     """
 
     fusion: str
@@ -52,6 +54,7 @@ class Contribution:
     sparse_score: float | None = None
     dense_rank: int | None = None
     sparse_rank: int | None = None
+    evidence: float = 0.0
 
 
 def _ranked(ranking: Ranking) -> dict[int, tuple[int, float]]:

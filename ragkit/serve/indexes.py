@@ -163,6 +163,8 @@ class ServedIndexes:
             "rerank": request.rerank,
             "language": request.language,
             "collapse": request.collapse,
+            "feedback": request.feedback,
+            "document_evidence": request.document_evidence,
         }
         if not request.explain:
             hits = index.search(request.query, **options)

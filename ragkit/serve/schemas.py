@@ -26,6 +26,8 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from ragkit.errors import RagkitError
 from ragkit.index import Hit
 from ragkit.normalize.detect import check_language
+from ragkit.search.evidence import DocumentEvidence
+from ragkit.search.feedback import Feedback
 from ragkit.search.fusion import FusionMethod, SearchMode
 from ragkit.serve.limits import finite
 from ragkit.serve.views import HitExplanation
@@ -52,6 +54,16 @@ class SearchRequest(BaseModel):
         None,
         description="Fold hits whose text a better hit shows into it (listed in its "
         "'duplicates'), so k hits are k distinct passages; default: the index's setting (on).",
+    )
+    feedback: Feedback | None = Field(
+        None,
+        description="off | sparse | dense | both | auto: a second pass with the query expanded "
+        "from the first pass's top chunks; default: the index's setting.",
+    )
+    document_evidence: DocumentEvidence | None = Field(
+        None,
+        description="on | off | auto: lift a chunk whose document matches in other chunks "
+        "too; default: the index's setting.",
     )
     explain: bool = Field(
         False,

@@ -129,6 +129,14 @@ class IndexStore(Protocol):
         """The chunks ``ids`` with their documents (ids no longer stored are left out)."""
         ...
 
+    def vectors_by_id(self, ids: list[int]) -> dict[int, np.ndarray]:
+        """The stored vectors of the chunks ``ids`` (dense feedback: :mod:`ragkit.search.feedback`)."""
+        ...
+
+    def terms_by_id(self, ids: list[int]) -> dict[int, list[str]]:
+        """The stored sparse terms of the chunks ``ids`` (sparse feedback)."""
+        ...
+
     def list_documents(self, pattern: str | None = None) -> list[DocumentEntry]:
         """The documents whose key or source matches ``pattern`` (all when None), by key
         (:mod:`ragkit.store.catalog`)."""

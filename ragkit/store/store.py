@@ -480,9 +480,17 @@ class Store:
 
     @names_damage
     def vectors_by_id(self, ids: list[int]) -> dict[int, np.ndarray]:
+        """The stored vectors of the chunks ``ids`` (ids no longer stored are left out)."""
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(f"SELECT id, vector FROM chunks WHERE id IN ({marks})", ids)
         return {int(i): np.frombuffer(blob, dtype=np.float32) for i, blob in rows}
+
+    @names_damage
+    def terms_by_id(self, ids: list[int]) -> dict[int, list[str]]:
+        """The stored sparse terms of the chunks ``ids`` (ids no longer stored are left out)."""
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(f"SELECT id, terms FROM chunks WHERE id IN ({marks})", ids)
+        return {int(i): str(terms).split() for i, terms in rows}
 
     @names_damage
     def filtered_chunk_ids(self, filters: dict[str, Any]) -> np.ndarray:

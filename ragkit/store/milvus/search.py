@@ -15,7 +15,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from pymilvus import MilvusClient
@@ -31,6 +31,7 @@ __all__ = ["ChunkSearch", "score"]
 EF_SEARCH = 128  # HNSW candidates per search at least (more when more hits are asked for)
 MAX_LIMIT = 16_384  # Milvus's largest top-k
 
+T = TypeVar("T")
 Records = Callable[[Iterable[int]], dict[int, dict[str, Any]]]
 """Document rows by id (with ``version`` and what a hit shows of its document)."""
 
@@ -79,6 +80,10 @@ class ChunkSearch:
         rows = {int(r["id"]): r["vector"] for r in self._rows(list(ids), ["vector"])}
         vector = np.asarray(query, dtype=np.float32)
         return [(i, float(np.asarray(rows[i], np.float32) @ vector)) for i in ids if i in rows]
+
+    def stored(self, ids: list[int], field: str, convert: Callable[[Any], T]) -> dict[int, T]:
+        """One stored field (``vector``, ``terms``) of the chunks ``ids``, converted."""
+        return {int(row["id"]): convert(row[field]) for row in self._rows(list(ids), [field])}
 
     def chunks(self, ids: Iterable[int]) -> dict[int, StoredChunk]:
         """The visible chunks among ``ids``, with their documents."""

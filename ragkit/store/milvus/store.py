@@ -385,6 +385,12 @@ class MilvusStore:
     def chunks_by_id(self, ids: Iterable[int]) -> dict[int, StoredChunk]:
         return self.search.chunks(ids)
 
+    def vectors_by_id(self, ids: list[int]) -> dict[int, np.ndarray]:
+        return self.search.stored(ids, "vector", lambda v: np.asarray(v, dtype=np.float32))
+
+    def terms_by_id(self, ids: list[int]) -> dict[int, list[str]]:
+        return self.search.stored(ids, "terms", lambda terms: str(terms).split())
+
     # -- writing -----------------------------------------------------------------------------
     def commit(self, pending: list[PendingDocument], remove_keys: Iterable[str] = ()) -> int:
         """Write ``pending`` documents and remove ``remove_keys`` (each document atomically,
