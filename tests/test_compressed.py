@@ -144,3 +144,22 @@ def test_hits_point_into_the_decompressed_text(tmp_path: Path) -> None:
     assert hit.source == str(packed)
     assert text[hit.start : hit.end] == hit.text
     assert hit.start > 0 and hit.start <= text.index("lighthouse") < hit.end
+
+
+def test_suffixes_that_name_no_type_are_read_as_text(tmp_path: Path) -> None:
+    """``README.Debian``, ``changelog.Debian.gz`` and ``changelog.Debian.amd64.gz``: a suffix
+    the standard library knows no type for is read like no extension when it holds text;
+    known non-text types and binary bytes stay unsupported."""
+    (tmp_path / "README.Debian").write_text("Built with the default options.\n")
+    (tmp_path / "changelog.Debian.gz").write_bytes(gzip.compress(b"pkg (1.0) unstable\n"))
+    (tmp_path / "changelog.Debian.amd64.gz").write_bytes(gzip.compress(b"pkg (1.0) amd64\n"))
+    (tmp_path / "libx.so.1").write_bytes(bytes(range(256)))
+    (tmp_path / "script.py").write_text("print('hi')\n")
+    result = load_paths([tmp_path])
+    names = sorted(Path(d.key).name for d in result.documents)
+    assert names == ["README.Debian", "changelog.Debian.amd64.gz", "changelog.Debian.gz"]
+    reasons = {Path(s.path).name: s.reason for s in result.skipped}
+    assert reasons == {
+        "libx.so.1": "unsupported file type '.1': not UTF-8 text",
+        "script.py": "unsupported file type '.py'",
+    }

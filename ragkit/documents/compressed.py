@@ -2,9 +2,9 @@
 
 ``changelog.gz``, ``README.md.gz`` and ``data.jsonl.xz`` are read as ``changelog``,
 ``README.md`` and ``data.jsonl`` would be: the name without its compression suffix (the *inner
-name*) chooses the reader, an inner name without an extension is read when its first bytes
-decompress to text, and an inner type ragkit does not read (``photo.png.gz``, ``site.tar.gz``)
-is reported as unsupported. The document's key and source stay the compressed file's path;
+name*) chooses the reader, an inner name without an extension (or with one that names no
+known type: ``changelog.Debian.gz``) is read when its first bytes decompress to text, and an
+inner type ragkit does not read (``photo.png.gz``, ``site.tar.gz``) is reported as unsupported. The document's key and source stay the compressed file's path;
 its text, offsets and content hash are those of the decompressed bytes.
 
 Decompression streams in blocks of :data:`BLOCK` bytes and stops as soon as the output passes

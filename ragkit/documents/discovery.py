@@ -5,7 +5,9 @@ Folders are walked recursively in sorted order without following symbolic links 
 ragkit index folders (holding ``INDEX_DATABASE``: an index kept inside the folder it
 indexes) and what the include/exclude globs leave out
 (:class:`~ragkit.documents.options.LoadOptions`) are passed over silently. A file without an
-extension (``README``, ``LICENSE``) is read when its first bytes are UTF-8 text. A ``.gz``,
+extension (``README``, ``LICENSE``), or whose extension names no known file type
+(``README.Debian``, ``changelog.Debian.amd64``: :func:`names_known_type`), is read when its
+first bytes are UTF-8 text. A ``.gz``,
 ``.bz2`` or ``.xz`` file is judged by the name and bytes it holds (``README.md.gz``,
 ``changelog.gz``: :mod:`ragkit.documents.compressed`). Everything
 else that is not ingested is reported with a reason: unsupported file types
@@ -27,6 +29,7 @@ Example:
 from __future__ import annotations
 
 import errno
+import mimetypes
 import os
 import stat
 from collections.abc import Iterable
@@ -161,6 +164,26 @@ def looks_like_text(path: Path) -> bool:
     return True
 
 
+_TYPES = mimetypes.MimeTypes()  # the standard library's own table, not /etc/mime.types
+_KNOWN_SUFFIXES = frozenset(
+    suffix.lower()
+    for table in (*_TYPES.types_map, _TYPES.encodings_map, _TYPES.suffix_map)
+    for suffix in table
+).union(SUPPORTED_SUFFIXES)
+
+
+def names_known_type(suffix: str) -> bool:
+    """Whether ``suffix`` (lower case, with its dot) names a file type: one ragkit reads, or
+    one the standard library's :mod:`mimetypes` table knows (``.png``, ``.py``, ``.tar``).
+    A suffix that names none (``.debian``, ``.amd64``, ``.1``) is read like no extension.
+
+    Example:
+        >>> names_known_type(".png"), names_known_type(".debian"), names_known_type("")
+        (True, False, False)
+    """
+    return suffix in _KNOWN_SUFFIXES
+
+
 def unsupported_type(path: Path) -> SkippedFile | None:
     """``path`` reported as an unsupported file type, or None when ragkit reads it (a
     compressed file by the name inside: ``notes.md.gz`` as ``notes.md``).
@@ -170,10 +193,15 @@ def unsupported_type(path: Path) -> SkippedFile | None:
         "unsupported file type '.tar.gz'"
     """
     suffix = reader_suffix(path)
-    if suffix in SUPPORTED_SUFFIXES or (not suffix and looks_like_text(path)):
+    if suffix in SUPPORTED_SUFFIXES:
+        return None
+    known = names_known_type(suffix)
+    if not known and looks_like_text(path):
         return None
     kind = compression(path)
-    if suffix:
+    if suffix and not known:  # 'README.Debian' holding bytes that are not text
+        reason = f"unsupported file type {suffix!r}: not UTF-8 text"
+    elif suffix:
         named = suffix + path.suffix.lower() if kind else suffix  # '.tar.gz', '.png'
         reason = f"unsupported file type {named!r}"
     elif kind:
