@@ -60,6 +60,7 @@ from ragkit.search.feedback import (
     Feedback,
     FeedbackParams,
     levers,
+    looks_up,
     repeated,
     rm3,
     rocchio,
@@ -722,14 +723,15 @@ class Index:
             top = scored[: params.documents]
             stored = self.store.terms_by_id([i for i, _ in top])
             found = [(stored[i], s) for i, s in top if i in stored]
-            weights = rm3(
-                terms,
-                [each for each, _ in found],
-                [s for _, s in found],
-                params.terms,
-                params.original_weight,
-            )
-            terms = repeated(weights)
+            if found and not looks_up(terms, found[0][0], params.lookup_terms):
+                weights = rm3(
+                    terms,
+                    [each for each, _ in found],
+                    [s for _, s in found],
+                    params.terms,
+                    params.original_weight,
+                )
+                terms = repeated(weights)
         if dense and vector is not None:
             top = scored[: params.dense_documents]
             vectors = self.store.vectors_by_id([i for i, _ in top])

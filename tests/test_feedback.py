@@ -14,7 +14,7 @@ from conftest import MODEL, ragkit
 from ragkit import Index, RagkitError
 from ragkit.config import QUERY_SETTINGS, Settings
 from ragkit.search.evidence import document_evidence, uses_evidence
-from ragkit.search.feedback import levers, repeated, rm3, rocchio
+from ragkit.search.feedback import levers, looks_up, repeated, rm3, rocchio
 
 RECORDS = [
     {"id": "flutter", "text": "Wing flutter appears when aerodynamic forces couple with the "
@@ -81,6 +81,16 @@ def test_sparse_feedback_adds_terms_of_the_top_chunks(index: Index) -> None:
     assert any("torsional" in h.text for h in on)
 
 
+def test_a_literal_span_is_looked_up_not_expanded(index: Index) -> None:
+    """A query the top chunk holds whole (a known item) keeps its terms under sparse
+    feedback: the same hits as without it."""
+    span = "aerodynamic forces couple with the elastic bending"
+    off = index.search(span, k=5, mode="sparse", feedback="off")
+    on = index.search(span, k=5, mode="sparse", feedback="sparse")
+    assert [(h.key, h.start) for h in on] == [(h.key, h.start) for h in off]
+    assert on[0].document_id == "flutter"
+
+
 def test_document_evidence_lifts_a_document_matching_in_many_places(index: Index) -> None:
     plain = index.search("stagnation point", k=5, document_evidence="off", collapse=False)
     lifted = index.search("stagnation point", k=5, document_evidence="on", collapse=False)
@@ -129,6 +139,7 @@ def test_rocchio_and_levers() -> None:
     assert np.linalg.norm(moved) == pytest.approx(1.0)
     assert moved[0] > moved[1] > 0
     assert rocchio(q, []) is q
+    assert looks_up(["a", "b", "c"], ["c", "b", "a"]) and not looks_up(["a", "b"], ["a", "b"])
     assert levers("off", ["en"]) == (False, False)
     assert levers("dense", ["en"]) == (False, True)
     assert uses_evidence("off", ["en"]) is False

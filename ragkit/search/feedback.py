@@ -8,7 +8,8 @@ Two levers, each reading only what the index already stores (no extra encoding):
   query terms (``original_weight`` of the mass stays with them). The terms are ragkit's own
   analyzed terms as stored for each chunk (stems, pieces, Arabic exact words), so expansion
   speaks the index's language. BM25 takes a weighted query as repeated terms
-  (:func:`repeated`), which both backends count.
+  (:func:`repeated`), which both backends count. A query the top chunk holds whole
+  (:func:`looks_up`: a literal span, a known item) is left as it is.
 * **dense** (Rocchio): the query vector moves towards the mean of the top ``documents``
   chunks' stored vectors: ``q' = original_weight · q + (1 − original_weight) · mean(v)``,
   renormalized.
@@ -38,6 +39,7 @@ __all__ = [
     "Feedback",
     "FeedbackParams",
     "levers",
+    "looks_up",
     "repeated",
     "rm3",
     "rocchio",
@@ -59,6 +61,7 @@ class FeedbackParams:
     original_weight: float = 0.5
     dense_documents: int = 3
     dense_original_weight: float = 0.5
+    lookup_terms: int = 3  # queries this long that the top chunk holds whole: no sparse feedback
 
 
 def levers(setting: str, languages: Sequence[str]) -> tuple[bool, bool]:
@@ -75,6 +78,22 @@ def levers(setting: str, languages: Sequence[str]) -> tuple[bool, bool]:
             return False, False
         return all(s for s, _ in chosen), all(d for _, d in chosen)
     return setting in ("sparse", "both"), setting in ("dense", "both")
+
+
+def looks_up(query: Sequence[str], top: Sequence[str], min_terms: int = 3) -> bool:
+    """Whether a query is a lookup rather than a topic: it has at least ``min_terms`` distinct
+    terms and the first pass's top chunk holds every one of them (a literal span of one
+    document). Sparse feedback skips such queries: expanding them pulls in the terms of
+    other chunks and loses the one that was asked for (measured on known-item queries).
+
+    Example:
+        >>> looks_up(["wing", "flutter", "speed"], ["flutter", "speed", "wing", "rise"])
+        True
+        >>> looks_up(["wing", "flutter"], ["wing", "flutter"]), looks_up(["a", "b", "c"], ["a"])
+        (False, False)
+    """
+    distinct = set(query)
+    return len(distinct) >= min_terms and distinct <= set(top)
 
 
 def rm3(
