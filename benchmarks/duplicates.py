@@ -475,11 +475,11 @@ def run_ingest(folder: Path, index_path: Path, source: Path | None) -> dict[str,
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def before_tree(scratch: Path) -> Path:
-    """The ``ragkit`` package of :data:`BEFORE`, unpacked into ``scratch`` (no worktree)."""
+def before_tree(scratch: Path, commit: str = BEFORE) -> Path:
+    """The ``ragkit`` package of ``commit``, unpacked into ``scratch`` (no worktree)."""
     scratch.mkdir(parents=True, exist_ok=True)
     archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", BEFORE, "ragkit"], capture_output=True, check=True
+        ["git", "-C", str(ROOT), "archive", commit, "ragkit"], capture_output=True, check=True
     )
     subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive.stdout, check=True)
     return scratch

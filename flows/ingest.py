@@ -225,17 +225,23 @@ class PrefectStages:
         # NotSet keeps each task's own setting (Prefect's default) unless a refresh is asked for
         self.refresh_cache: bool | type[NotSet] = True if refresh_cache else NotSet
         self.stats = FlowStats()
+        self._sources: dict[str, SourceFile] = {}  # discovered files by path, with their hash
 
-    def load(self, roots: list[Path]) -> LoadResult:
+    def discover(self, roots: list[Path]) -> tuple[list[Path], list[SkippedFile]]:
         files, skipped = discover([str(root) for root in roots], self.loading)
+        self._sources = {source.path: source for source in files}
+        return [Path(source.path) for source in files], skipped
+
+    def load_files(self, files: list[Path]) -> LoadResult:
         loader = load.with_options(
             retry_delay_seconds=self.retry_delay_seconds, refresh_cache=self.refresh_cache
         )
-        loads = [loader.submit(source, self.loading.text_field) for source in files]
+        sources = [self._sources[str(path)] for path in files]
+        loads = [loader.submit(source, self.loading.text_field) for source in sources]
         wait(loads)
-        result = LoadResult(skipped=list(skipped))
+        result = LoadResult()
         unreadable: list[SkippedFile] = []
-        for source, future in zip(files, loads, strict=True):
+        for source, future in zip(sources, loads, strict=True):
             if future.state.is_completed():
                 loaded = future.result()
                 result.documents.extend(loaded.documents)

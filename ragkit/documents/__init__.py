@@ -23,16 +23,18 @@ from ragkit.documents.given import Record, record_documents
 from ragkit.documents.load import (
     iter_batches,
     load_file,
+    load_files,
     load_paths,
     max_file_bytes,
     reporting_reads,
 )
 from ragkit.documents.options import LoadOptions
-from ragkit.documents.types import Block, Document, LoadResult, content_hash
+from ragkit.documents.types import Block, Document, Identified, LoadResult, content_hash
 
 __all__ = [
     "Block",
     "Document",
+    "Identified",
     "LoadOptions",
     "LoadResult",
     "Record",
@@ -43,6 +45,7 @@ __all__ = [
     "document_key",
     "iter_batches",
     "load_file",
+    "load_files",
     "load_paths",
     "max_file_bytes",
     "record_documents",

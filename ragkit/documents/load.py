@@ -176,18 +176,43 @@ def load_paths(paths: Iterable[Path], options: LoadOptions | None = None) -> Loa
     """
     chosen = options or LoadOptions()
     files, skipped = discover(paths, chosen)
-    result = LoadResult(skipped=skipped)
     max_file_bytes()  # a bad RAGKIT_MAX_FILE_MB fails the whole run, not every file
+    report_reads(0, len(files))
+    result = load_files(files, chosen, total=len(files))
+    return LoadResult(result.documents, [*skipped, *result.skipped])
+
+
+def report_reads(done: int, total: int) -> None:
+    """Tell the caller within :func:`reporting_reads` (if any) that ``done`` of ``total`` files
+    were read."""
     progress = _reads.get()
     if progress:
-        progress(0, len(files))
-    for done, path in enumerate(files, start=1):
+        progress(done, total)
+
+
+def load_files(
+    files: Sequence[Path], options: LoadOptions | None = None, done: int = 0, total: int = 0
+) -> LoadResult:
+    """Load ``files`` (found by :func:`~ragkit.documents.discovery.discover`); failures become
+    ``skipped`` entries. Files read are reported (:func:`reporting_reads`) as ``done`` plus
+    those of ``files``, of ``total`` (``len(files)`` when 0): how an ingest that reads a folder
+    in groups counts them all.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "a.txt").write_text("Water boils.")
+        >>> [d.text for d in load_files([folder / "a.txt"]).documents]
+        ['Water boils.']
+    """
+    chosen = options or LoadOptions()
+    result = LoadResult()
+    for count, path in enumerate(files, start=done + 1):
         try:
             load_file(path, result, chosen.text_field)
         except RagkitError as error:
             result.skipped.append(SkippedFile.of_error(path, error))
-        if progress:
-            progress(done, len(files))
+        report_reads(count, total or len(files))
     return result
 
 

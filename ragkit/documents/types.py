@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ragkit.documents.discovery import SkippedFile
 from ragkit.normalize.detect import LanguageGuess, detect_script, identify
@@ -68,6 +68,20 @@ class Document:
             self.language_confidence,
             self.language_method or "default",  # type: ignore[arg-type]
         )
+
+
+class Identified(Protocol):
+    """What names a document in an index, without its text: a :class:`Document`, or the
+    small record an ingest keeps of one while its text waits on disk."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def content_hash(self) -> str: ...
 
 
 @dataclass

@@ -58,10 +58,13 @@ class LanguageProfile:
             profile.add(text)
         return profile
 
-    def add(self, text: str, guess: LanguageGuess | None = None) -> LanguageGuess:
-        """Count ``text`` (identified now unless ``guess`` is given); returns the guess."""
+    def add(
+        self, text: str, guess: LanguageGuess | None = None, letters: int | None = None
+    ) -> LanguageGuess:
+        """Count ``text`` (identified now unless ``guess`` is given); returns the guess.
+        ``letters``: its letters when already counted (then ``text`` is not read)."""
         guess = guess or identify(text)
-        letters = sum(char.isalpha() for char in text)
+        letters = sum(char.isalpha() for char in text) if letters is None else letters
         if guess.language != "und" and letters:
             # Default guesses carry their (small) confidence, but never nothing: a collection
             # of short English titles still needs an English profile.
@@ -128,13 +131,15 @@ def resolve_language(
     min_confidence: float = MIN_CONFIDENCE,
     min_letters: int = MIN_LETTERS,
     guess: LanguageGuess | None = None,
+    letters: int | None = None,
 ) -> LanguageGuess:
     """A document's language decision: its own evidence, or the profile's when that is weak.
 
     Weak means below ``min_confidence`` or shorter than ``min_letters`` letters (rule-based
     guesses with a clear margin are kept however short). Then the profile's dominant language
     for the text's script is taken (method ``profile``), if it is allowed. ``guess``: the
-    text's own decision when it was already made (identified now otherwise).
+    text's own decision when it was already made (identified now otherwise); ``letters``: the
+    text's letters when already counted.
 
     Example:
         >>> profile = LanguageProfile({"Arab": {"ar": 500.0, "fa": 5.0}}, 40)
@@ -146,7 +151,7 @@ def resolve_language(
     guess = guess or identify(text, allowed)
     if profile is None:
         return guess
-    letters = sum(char.isalpha() for char in text)
+    letters = sum(char.isalpha() for char in text) if letters is None else letters
     strong = guess.method == "given" or (
         guess.confidence >= min_confidence
         and (letters >= min_letters or guess.method in ("script", "letters", "words"))

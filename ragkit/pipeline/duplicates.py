@@ -9,7 +9,7 @@ takes the chunks, vectors, matching keys, sparse terms, chunking record and lang
 document it copies: nothing is chunked or embedded again.
 
 Example:
-    >>> from ragkit.documents import Document
+    >>> from ragkit.documents import Document, Identified
     >>> a = Document("/d/a.txt", "/d/a.txt", "Same text.", "h1", [], language="en")
     >>> b = Document("/d/b.txt", "/d/b.txt", "Same text.", "h1", [], language="en")
     >>> c = Document("/d/c.txt", "/d/c.txt", "Other.", "h2", [], language="en")
@@ -23,27 +23,30 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 import numpy as np
 
-from ragkit.documents import Document
+from ragkit.documents import Document, Identified
 from ragkit.store import PendingDocument
+
+I = TypeVar("I", bound=Identified)
 
 
 @dataclass
-class CopyPlan:
+class CopyPlan(Generic[I]):
     """The documents to chunk and embed (``originals``, in order) and the copies: copy key →
     the key of the document whose stored content it takes."""
 
-    originals: list[Document] = field(default_factory=list)
+    originals: list[I] = field(default_factory=list)
     copies: dict[str, str] = field(default_factory=dict)
 
 
-def plan_copies(documents: Sequence[Document], stable: Mapping[str, str]) -> CopyPlan:
+def plan_copies(documents: Sequence[I], stable: Mapping[str, str]) -> CopyPlan[I]:
     """Split ``documents`` (new or changed) into originals and copies, given ``stable``: key →
     content hash of the stored documents this ingest neither changes nor removes."""
     holder = {content: key for key, content in stable.items()}
-    plan = CopyPlan()
+    plan: CopyPlan[I] = CopyPlan()
     for document in documents:
         first = holder.setdefault(document.content_hash, document.key)
         if first == document.key:
@@ -58,7 +61,7 @@ def as_copy(document: Document, original: PendingDocument) -> PendingDocument:
     chunking record and language decision (the terms were cut for that language).
 
     Example:
-        >>> from ragkit.documents import Document
+        >>> from ragkit.documents import Document, Identified
         >>> stored = PendingDocument(Document("a", "a", "Text.", "h", [], language="en"), [],
         ...                          np.zeros((0, 4), dtype=np.float32), [], [])
         >>> copy = as_copy(Document("b", "b", "Text.", "h", [], language="fr"), stored)

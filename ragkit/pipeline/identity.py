@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
-from ragkit.documents import Document, document_key
+from ragkit.documents import Identified, document_key
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def fragment(key: str, source: str) -> str:
 
 
 def plan_renames(
-    documents: Sequence[Document],
+    documents: Sequence[Identified],
     stored: Mapping[str, StoredIdentity],
     exists: Callable[[str], bool] = os.path.exists,
 ) -> RenamePlan:

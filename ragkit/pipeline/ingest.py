@@ -1,4 +1,5 @@
-"""The ingest sequence, written once: load → plan → languages → model → per batch (chunk → normalize →
+"""The ingest sequence, written once: discover → load in groups (facts kept, texts spooled:
+:mod:`~ragkit.pipeline.streaming`) → plan → languages → model → per batch (chunk → normalize →
 embed → commit) → prune → BM25 → run log, timing each stage.
 
 :meth:`ragkit.Index.ingest` runs it with :class:`LocalStages` (everything in this process);
@@ -24,7 +25,7 @@ import functools
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,25 +34,34 @@ from typing import Any, Protocol
 import numpy as np
 
 from ragkit.config import Settings
-from ragkit.documents import Document, LoadResult, SkippedFile, iter_batches, load_paths
+from ragkit.documents import (
+    Document,
+    Identified,
+    LoadResult,
+    SkippedFile,
+    discover,
+    load_files,
+    max_file_bytes,
+)
 from ragkit.documents.given import GivenRecords, is_record_source
+from ragkit.documents.load import report_reads
 from ragkit.documents.options import LoadOptions
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_MODEL, MINILM_NAMES, MULTILINGUAL_MODEL, choose_model
 from ragkit.errors import RagkitError
-from ragkit.pipeline.duplicates import CopyPlan, as_copy, embed_once, plan_copies
+from ragkit.normalize.detect import LanguageGuess
+from ragkit.pipeline.duplicates import as_copy, embed_once, plan_copies
 from ragkit.pipeline.identity import StoredIdentity, plan_renames
-from ragkit.pipeline.languages import collection_profile, resolve_documents
 from ragkit.pipeline.near_duplicates import signature
 from ragkit.pipeline.near_duplicates import update as update_near_duplicates
 from ragkit.pipeline.plan import (
     PruneGuard,
     check_roots_exist,
     check_roots_yield,
+    first_of_each_key,
     max_document_chars,
     stale_keys,
     stale_records,
-    without_key_collisions,
     without_oversized,
 )
 from ragkit.pipeline.stages import (
@@ -61,6 +71,14 @@ from ragkit.pipeline.stages import (
     chunk_embed,
     embedding_texts,
     prepare,
+)
+from ragkit.pipeline.streaming import (
+    DocumentFacts,
+    FileSpool,
+    ListSpool,
+    Spool,
+    read_files,
+    resolve_facts,
 )
 from ragkit.store import IndexStore, PendingDocument
 
@@ -97,7 +115,7 @@ class IngestReport:
     model_choice: str = ""  # the model an ``auto`` index chose at this ingest, and why
     languages_from_collection: int = 0  # documents too short to tell, given the collection's
 
-    def record_loaded(self, documents: list[Document], skipped: list[SkippedFile]) -> None:
+    def record_loaded(self, documents: Sequence[Identified], skipped: list[SkippedFile]) -> None:
         """Count the files seen (those that gave documents, and skipped ones) and keep the
         skip reasons."""
         self.skipped = list(skipped)
@@ -129,8 +147,13 @@ class IngestStages(Protocol):
     embedding, and committing (always in the writer's process). ``seconds`` accumulates stage
     times into the report."""
 
-    def load(self, roots: list[Path]) -> LoadResult:
-        """Every document under ``roots``; what cannot be loaded is a skipped file."""
+    def discover(self, roots: list[Path]) -> tuple[list[Path], list[SkippedFile]]:
+        """The files to read under ``roots``, and the entries passed over."""
+        ...
+
+    def load_files(self, files: list[Path]) -> LoadResult:
+        """The documents of ``files`` (one group of those :meth:`discover` found, in order);
+        what cannot be loaded is a skipped file."""
         ...
 
     def prepare(
@@ -169,9 +192,19 @@ class LocalStages:
     def __init__(self, loading: LoadOptions | None = None) -> None:
         self._chunkers: dict[str, DocumentChunker] = {}
         self.loading = loading or LoadOptions()
+        self._reads = (0, 0)  # files read, files found (reported while reading in groups)
 
-    def load(self, roots: list[Path]) -> LoadResult:
-        return load_paths(roots, self.loading)
+    def discover(self, roots: list[Path]) -> tuple[list[Path], list[SkippedFile]]:
+        files, skipped = discover(roots, self.loading)
+        max_file_bytes()  # a bad RAGKIT_MAX_FILE_MB fails the whole run, not every file
+        self._reads = (0, len(files))
+        report_reads(0, len(files))
+        return files, skipped
+
+    def load_files(self, files: list[Path]) -> LoadResult:
+        done, total = self._reads
+        self._reads = (done + len(files), total)
+        return load_files(files, self.loading, done, total)
 
     def prepare(
         self,
@@ -252,19 +285,28 @@ class Ingest:
         if prune:
             check_roots_exist(roots)
         clock = time.perf_counter()
-        loaded = without_oversized(self.stages.load(list(roots)), longest)
-        duplicates = self._rename(loaded.documents, report)
-        sources = self.store.document_sources()
-        loaded = without_key_collisions(loaded, sources)
-        report.record_loaded(loaded.documents, loaded.skipped)
-        report.seconds["load"] = time.perf_counter() - clock
-        gone = stale_keys(loaded.documents, list(roots), sources, report.skipped) if prune else []
-        if gone:
-            guard = guard or PruneGuard()
-            if not guard.allow_empty:
-                check_roots_yield(roots, loaded.documents, report.skipped, sources)
-            guard.check(gone, len(sources))
-        return self._ingest(loaded.documents, [*duplicates, *gone], report, started, progress)
+        files, passed_over = self.stages.discover(list(roots))
+        with FileSpool() as spool:
+            loaded, skipped = read_files(
+                files,
+                self.stages.load_files,
+                self.settings.commit_every_documents,
+                longest,
+                self.store.document_hashes(),
+                spool,
+            )
+            duplicates = self._rename(loaded, report)
+            sources = self.store.document_sources()
+            loaded, collisions = first_of_each_key(loaded, sources)
+            report.record_loaded(loaded, [*passed_over, *skipped, *collisions])
+            report.seconds["load"] = time.perf_counter() - clock
+            gone = stale_keys(loaded, list(roots), sources, report.skipped) if prune else []
+            if gone:
+                guard = guard or PruneGuard()
+                if not guard.allow_empty:
+                    check_roots_yield(roots, loaded, report.skipped, sources)
+                guard.check(gone, len(sources))
+            return self._ingest(loaded, spool, [*duplicates, *gone], report, started, progress)
 
     def run_records(
         self,
@@ -282,11 +324,11 @@ class Ingest:
         clock = time.perf_counter()
         loaded = without_oversized(given, max_document_chars())
         sources = self.store.document_sources()
-        loaded = without_key_collisions(loaded, sources)
-        report.skipped = list(loaded.skipped)
+        documents, collisions = first_of_each_key(loaded.documents, sources)
+        report.skipped = [*loaded.skipped, *collisions]
         report.records_seen = given.records_seen
         report.seconds["load"] = time.perf_counter() - clock
-        gone = stale_records(loaded.documents, given, source, sources) if prune else []
+        gone = stale_records(documents, given, source, sources) if prune else []
         if gone:
             guard = guard or PruneGuard()
             if not guard.allow_empty and not given.records_seen:
@@ -295,26 +337,38 @@ class Ingest:
                     "nothing was removed — pass --prune-empty (prune_empty=True) to remove them"
                 )
             guard.check(gone, len(sources))
-        return self._ingest(loaded.documents, gone, report, started, progress)
+        facts = [DocumentFacts.of(document, n) for n, document in enumerate(documents)]
+        return self._ingest(facts, ListSpool(documents), gone, report, started, progress)
 
     def _ingest(
         self,
-        documents: list[Document],
+        documents: list[DocumentFacts],
+        spool: Spool,
         stale: list[str],
         report: IngestReport,
         started: str,
         progress: ProgressCallback | None,
     ) -> IngestReport:
-        """Commit the new or changed ``documents`` in batches, then remove ``stale`` keys."""
+        """Commit the new or changed ``documents`` in batches, their texts read back from
+        ``spool`` one batch at a time, then remove ``stale`` keys."""
         known = self.store.document_hashes()
         changed = [d for d in documents if known.get(d.key) != d.content_hash]
         report.documents_unchanged = len(documents) - len(changed)
         stale = list(dict.fromkeys(stale))
         report.documents_removed = len(stale)
         # Only the documents to commit: unchanged ones are already stored (and counted there).
-        profile = collection_profile(self.store.languages(), changed)
-        report.languages_from_collection = resolve_documents(changed, profile)
-        self._choose_model(changed)
+        decided = dict(
+            zip((d.position for d in changed), resolve_facts(self.store.languages(), changed))
+        )
+        if -1 in decided:  # read_files put aside every text the index did not hold
+            raise RagkitError(f"{self.store.location}: a changed document's text was not kept")
+        report.languages_from_collection = sum(
+            decided[d.position].language != d.guess.language for d in changed
+        )
+        chars: Counter[str] = Counter()
+        for document in changed:
+            chars[decided[document.position].language] += document.chars
+        self._choose_model(dict(chars), [decided[d.position].language for d in changed])
         report.model_choice = self.model_choice
         report.seconds.update(chunk=0.0, normalize=0.0, embed=0.0, commit=0.0)
         report.seconds["near_duplicates"] = 0.0
@@ -322,18 +376,34 @@ class Ingest:
             progress("documents", 0, len(changed))
         unstable = {d.key for d in changed} | set(stale)
         plan = plan_copies(changed, {k: h for k, h in known.items() if k not in unstable})
-        for batch in iter_batches(plan.originals, self.settings.commit_every_documents):
+        originals = [d.position for d in plan.originals]
+        for batch in self._batches(spool, originals, decided):
             self._commit_originals(batch, report, progress)
             if progress:
                 progress("documents", report.documents_added, len(changed))
-        copies = [d for d in changed if d.key in plan.copies]
-        for batch in iter_batches(copies, self.settings.commit_every_documents):
-            self._commit_copies(batch, plan, report)
+        copies = [d.position for d in changed if d.key in plan.copies]
+        for batch in self._batches(spool, copies, decided):
+            self._commit_copies(batch, plan.copies, report)
             if progress:
                 progress("documents", report.documents_added, len(changed))
         if self.encoder is not None:
             self.encoder.on_passages = None  # the encoder outlives this run (Index.encoder)
         return self._finish(report, started, stale)
+
+    def _batches(
+        self, spool: Spool, positions: list[int], decided: dict[int, LanguageGuess]
+    ) -> Iterator[list[Document]]:
+        """The documents at ``positions`` read back from ``spool``, with their language
+        decided with the collection, in batches of ``commit_every_documents``."""
+        batch: list[Document] = []
+        for position, document in zip(sorted(positions), spool.documents(positions)):
+            document.decide_language(decided[position])
+            batch.append(document)
+            if len(batch) == self.settings.commit_every_documents:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
 
     def _commit_originals(
         self, batch: list[Document], report: IngestReport, progress: ProgressCallback | None
@@ -362,16 +432,18 @@ class Ingest:
         report.chunks_embedded += len(set(texts))
         report.documents_added += len(batch)
 
-    def _commit_copies(self, batch: list[Document], plan: CopyPlan, report: IngestReport) -> None:
+    def _commit_copies(
+        self, batch: list[Document], copies: dict[str, str], report: IngestReport
+    ) -> None:
         """Commit one batch of copies, each with the stored content of the document it copies
         (:mod:`ragkit.pipeline.duplicates`): nothing chunked or embedded."""
         clock = time.perf_counter()
-        wanted = list(dict.fromkeys(plan.copies[d.key] for d in batch))
+        wanted = list(dict.fromkeys(copies[d.key] for d in batch))
         stored = {p.document.key: p for p in self.store.stored_documents(wanted)}
         missing = [key for key in wanted if key not in stored]
         if missing:
             raise RagkitError(f"{self.store.location}: {missing[0]} vanished while copied")
-        pending = [as_copy(d, stored[plan.copies[d.key]]) for d in batch]
+        pending = [as_copy(d, stored[copies[d.key]]) for d in batch]
         self.stages.commit(self.store, pending)
         report.seconds["commit"] += time.perf_counter() - clock
         self.signatures.update(dict.fromkeys((d.key for d in batch), None))
@@ -379,7 +451,7 @@ class Ingest:
         report.documents_added += len(batch)
         report.documents_copied += len(batch)
 
-    def _rename(self, documents: list[Document], report: IngestReport) -> list[str]:
+    def _rename(self, documents: Sequence[Identified], report: IngestReport) -> list[str]:
         """Rename in place the stored documents that ``documents`` are moves of, or that were
         keyed by a relative path (:func:`ragkit.pipeline.identity.plan_renames`); returns the
         relative-key duplicates of documents stored under their absolute key (to remove)."""
@@ -395,13 +467,12 @@ class Ingest:
             log.info("renamed %s -> %s (content kept, not embedded again)", old, new)
         return plan.duplicates
 
-    def _choose_model(self, documents: Sequence[Document]) -> None:
-        """Resolve an ``auto`` model from the languages of the first documents to ingest
-        (:func:`ragkit.embed.models.choose_model`) and store the choice; then, with an
-        English-only model, warn about the languages of any other documents."""
-        languages = [d.language for d in documents]
-        if self.settings.embedding_model == AUTO_MODEL and documents:
-            name, reason = choose_model(text_by_language(documents))
+    def _choose_model(self, chars: dict[str, int], languages: list[str]) -> None:
+        """Resolve an ``auto`` model from the characters per language of the first documents
+        to ingest (:func:`ragkit.embed.models.choose_model`) and store the choice; then, with
+        an English-only model, warn about the ``languages`` of any other documents."""
+        if self.settings.embedding_model == AUTO_MODEL and languages:
+            name, reason = choose_model(chars)
             encoder = Encoder(name, self.settings.embed_batch_size)
             if encoder.dimension != self.store.dimension:
                 raise RagkitError(f"model {name}: {encoder.dimension}-d, the index is not")

@@ -22,12 +22,20 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
-from ragkit.documents import Document, LoadResult, SkippedFile, display_path, document_key
+from ragkit.documents import (
+    Identified,
+    LoadResult,
+    SkippedFile,
+    display_path,
+    document_key,
+)
 from ragkit.documents.given import GivenRecords, is_record_source
 from ragkit.errors import RagkitError
 
 DEFAULT_MAX_DOCUMENT_CHARS = 4_000_000
+I = TypeVar("I", bound=Identified)
 
 
 def max_document_chars() -> int:
@@ -76,9 +84,19 @@ def without_key_collisions(loaded: LoadResult, sources: dict[str, str]) -> LoadR
     """``loaded`` without the documents whose key is already taken — by a document loaded
     before it, or by a stored document of another file (``sources``: key → file) — each
     reported as skipped with the file that holds the key."""
+    kept, skipped = first_of_each_key(loaded.documents, sources)
+    return LoadResult(kept, [*loaded.skipped, *skipped])
+
+
+def first_of_each_key(
+    documents: Sequence[I], sources: dict[str, str]
+) -> tuple[list[I], list[SkippedFile]]:
+    """:func:`without_key_collisions` of any documents or their :class:`Identified` records:
+    those kept, and one skipped entry for each of the others."""
     taken: dict[str, str] = {}
-    result = LoadResult(skipped=list(loaded.skipped))
-    for document in loaded.documents:
+    kept: list[I] = []
+    skipped: list[SkippedFile] = []
+    for document in documents:
         owner = taken.get(document.key) or sources.get(document.key, document.source)
         if document.key in taken or owner != document.source:
             if is_record_source(document.source):
@@ -87,11 +105,11 @@ def without_key_collisions(loaded: LoadResult, sources: dict[str, str]) -> LoadR
                 place = display_path(document.key)
                 fix = "rename the file (keys are file paths, plus '#id' for JSONL records)"
             reason = f"document key already taken by {display_path(owner)}; {fix}"
-            result.skipped.append(SkippedFile(place, reason))
+            skipped.append(SkippedFile(place, reason))
             continue
         taken[document.key] = document.source
-        result.documents.append(document)
-    return result
+        kept.append(document)
+    return kept, skipped
 
 
 @dataclass(frozen=True)
@@ -141,7 +159,7 @@ class PruneGuard:
 
 def check_roots_yield(
     roots: Sequence[Path],
-    documents: Sequence[Document],
+    documents: Sequence[Identified],
     skipped: Sequence[SkippedFile],
     sources: dict[str, str],
 ) -> None:
@@ -185,7 +203,7 @@ def check_roots_exist(roots: Sequence[Path]) -> None:
 
 
 def stale_records(
-    documents: list[Document], given: GivenRecords, source: str, sources: dict[str, str]
+    documents: Sequence[Identified], given: GivenRecords, source: str, sources: dict[str, str]
 ) -> list[str]:
     """Keys of stored records of ``source`` (``sources``: key → source) that ``given`` no
     longer holds: not among its ``documents``, nor among the ids of its skipped records (their
@@ -205,7 +223,7 @@ def stale_records(
 
 
 def stale_keys(
-    documents: list[Document],
+    documents: Sequence[Identified],
     roots: list[Path],
     sources: dict[str, str],
     skipped: list[SkippedFile],
