@@ -49,12 +49,13 @@ def texts(count: int) -> list[str]:
     return found
 
 
-def build(target: Path, size: int, sources: list[str]) -> int:
-    """``size`` files under ``target`` cycling through ``sources``; returns their bytes."""
+def build(target: Path, size: int, sources: list[str], vary: bool = True) -> int:
+    """``size`` files under ``target`` cycling through ``sources`` (with ``vary``, every
+    second one with a line of its own); returns their bytes."""
     written = 0
     for n in range(size):
         text = sources[n % len(sources)]
-        if n % 2:
+        if vary and n % 2:
             text = f"Packaged for build {n}.\n\n{text}"
         folder = target / f"pkg{n // 50:04}"
         folder.mkdir(parents=True, exist_ok=True)
@@ -65,6 +66,12 @@ def build(target: Path, size: int, sources: list[str]) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 8000])
+    parser.add_argument(
+        "--exact-copies",
+        action="store_true",
+        help="every file an exact copy of one of the distinct texts (text grows with the "
+        "corpus, embedding does not: isolates what ingest holds in memory)",
+    )
     args = parser.parse_args()
     sources = texts(DISTINCT)
     runs = []
@@ -72,7 +79,7 @@ def main() -> None:
         old = before_tree(Path(scratch) / "before", BEFORE)
         for size in args.sizes:
             folder = Path(scratch) / f"corpus{size}"
-            written = build(folder, size, sources)
+            written = build(folder, size, sources, vary=not args.exact_copies)
             for label, tree in (("before", old), ("after", None)):
                 clock = time.perf_counter()
                 result = run_ingest(folder, Path(scratch) / f"index-{label}-{size}", tree)
@@ -88,6 +95,8 @@ def main() -> None:
                         "documents_added": report["documents_added"],
                         "documents_copied": report["documents_copied"],
                         "chunks_embedded": report["chunks_embedded"],
+                        # the index's own dense vectors (float32, 384-d), which grow with it
+                        "vectors_mb": round(report["chunks_added"] * 384 * 4 / 1e6, 1),
                     }
                 )
                 print(json.dumps(runs[-1]), flush=True)
@@ -98,7 +107,9 @@ def main() -> None:
                 "model": MODEL,
                 "before": BEFORE,
                 "distinct_texts": DISTINCT,
-                "command": "benchmarks/ingest_memory.py --sizes " + " ".join(map(str, args.sizes)),
+                "command": "benchmarks/ingest_memory.py --sizes "
+                + " ".join(map(str, args.sizes))
+                + (" --exact-copies" if args.exact_copies else ""),
                 "runs": runs,
             },
             indent=2,

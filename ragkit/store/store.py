@@ -334,10 +334,10 @@ class Store:
         self.db.execute("BEGIN")
         try:
             committed = int(self._state("generation"))
-            rows = self.db.execute("SELECT id, terms FROM chunks ORDER BY id").fetchall()
+            rows = self.db.execute("SELECT id, terms FROM chunks ORDER BY id")
+            index = SparseIndex.build((int(i), terms) for i, terms in rows)  # one at a time
         finally:
             self.db.execute("COMMIT")
-        index = SparseIndex.build((int(i), terms) for i, terms in rows)
         with if_unlocked(self.folder) as free:  # a reader saves only while no writer works
             if not free or not committed == self.generation == int(self._state("generation")):
                 return index
