@@ -1,4 +1,4 @@
-"""Stable document identity (issue 21 item 1, issue 24 item 4), through the real CLI.
+"""Stable document identity (issue 21 item 1, issue 24 item 4), through the CLI.
 
 A document's key is its absolute, normalized path (plus ``#id`` for a record), whatever the
 spelling and folder an ingest was run with; keys stored relative by earlier releases are
@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-import subprocess
-import sys
+from contextlib import chdir
 from pathlib import Path
 
 import pytest
-from conftest import MODEL
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
+from conftest import MODEL
 from ragkit import Index
 from ragkit.cli import app
 from ragkit.documents import Document
@@ -24,15 +23,13 @@ from ragkit.pipeline.identity import StoredIdentity, plan_renames
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
-RAGKIT = Path(sys.executable).with_name("ragkit")
 
-
-def _ragkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``ragkit ARGS`` run from ``cwd``; fails the test when it does not exit 0."""
-    done = subprocess.run(
-        [str(RAGKIT), *args], cwd=cwd, capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+def _ragkit(*args: str, cwd: Path) -> Result:
+    """``ragkit ARGS`` run from ``cwd`` (in this process: what is tested is the paths typed,
+    relative to the working folder, not the process); fails the test when it does not exit 0."""
+    with chdir(cwd):
+        done = CliRunner().invoke(app, list(args))
+    assert done.exit_code == 0, done.output
     return done
 
 
