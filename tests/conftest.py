@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -88,6 +89,22 @@ def ragkit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[s
     return subprocess.run(
         command, capture_output=True, text=True, env=env, cwd=cwd, timeout=300, check=False
     )
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``ragkit ARGS`` run in this process (typer's runner: no interpreter start, models
+    already loaded stay loaded), for tests of what a command does rather than of the process
+    (exit codes and messages of the real binary, terminals, pipes and signals go through
+    :func:`ragkit`); the same fields as :func:`ragkit`."""
+    from typer.testing import CliRunner
+
+    from ragkit.cli import app
+
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
+    stderr = result.stderr
+    if result.exc_info and not isinstance(result.exception, SystemExit):  # shown on failure
+        stderr += "".join(traceback.format_exception(*result.exc_info))
+    return subprocess.CompletedProcess(["ragkit", *args], result.exit_code, result.stdout, stderr)
 
 
 @pytest.fixture(scope="session")

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import MODEL, ragkit
 
+from conftest import MODEL, cli, ragkit
 from ragkit import Index, RagkitError
 
 BACKENDS = ["folder", "milvus", "milvus-lite"]
@@ -245,20 +245,20 @@ def test_an_index_from_another_schema_is_refused(tmp_path: Path, milvus_server: 
 
 def test_the_cli_takes_a_milvus_address(tmp_path: Path, corpus: Path, milvus_server: str) -> None:
     where = location("milvus", tmp_path, milvus_server)
-    ingested = ragkit("ingest", str(corpus), "--index", where, "--model", MODEL)
+    ingested = cli("ingest", str(corpus), "--index", where, "--model", MODEL)
     assert ingested.returncode == 0, ingested.stderr
-    found = ragkit("query", "water boils", "--index", where, "-k", "1", "--json")
+    found = cli("query", "water boils", "--index", where, "-k", "1", "--json")
     assert found.returncode == 0, found.stderr
     assert Path(json.loads(found.stdout)[0]["source"]).name == "water.md"
-    listed = ragkit("ls", "--index", where, "--json")
+    listed = cli("ls", "--index", where, "--json")
     assert len(json.loads(listed.stdout)) == 5
-    checked = ragkit("doctor", "--index", where)
+    checked = cli("doctor", "--index", where)
     assert checked.returncode == 0 and "documents 5" in checked.stdout, checked.stdout
-    removed = ragkit("rm", "--index", where, "*.jsonl")
+    removed = cli("rm", "--index", where, "*.jsonl")
     assert removed.returncode == 0, removed.stderr
-    info = ragkit("info", "--index", where)
+    info = cli("info", "--index", where)
     assert "milvus://" in info.stdout and "documents" in info.stdout
-    missing = ragkit("query", "x", "--index", f"milvus://{milvus_server}/absent")
+    missing = ragkit("query", "x", "--index", f"milvus://{milvus_server}/absent")  # the binary
     assert missing.returncode == 2 and "no ragkit index here" in missing.stderr
     assert "Traceback" not in missing.stderr
 
@@ -288,8 +288,8 @@ def test_eval_keeps_its_index_in_milvus(
     for kind in ("folder", "milvus"):
         out = tmp_path / f"{kind}.json"
         where = location(kind, tmp_path, milvus_server)
-        ran = ragkit("eval", str(tiny_beir), "--model", MODEL, "--mode", "all",
-                     "--keep-index", where, "--json", str(out))  # fmt: skip
+        ran = cli("eval", str(tiny_beir), "--model", MODEL, "--mode", "all",
+                  "--keep-index", where, "--json", str(out))  # fmt: skip
         assert ran.returncode == 0, ran.stderr
         figures.append(
             [(r["mode"], r["ndcg_at_10"], r["mrr_at_10"]) for r in json.loads(out.read_text())]

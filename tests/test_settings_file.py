@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import MODEL, ragkit
 
+from conftest import MODEL, cli, ragkit
 from ragkit import Index, RagkitError
 from ragkit.config import CONFIG_NAME
 
@@ -51,10 +51,10 @@ def test_cli_config_file_and_info(tmp_path: Path, corpus: Path) -> None:
     config = tmp_path / "settings.toml"
     config.write_text('chunker = "sentence"\nchunk_tokens = 64\nfusion = "rrf"\n', encoding="utf-8")
     index = str(tmp_path / "index")
-    made = ragkit("ingest", str(corpus / "water.md"), "--index", index, "--model", MODEL,
-                  "--config", str(config), "--chunk-tokens", "100")  # fmt: skip
+    made = cli("ingest", str(corpus / "water.md"), "--index", index, "--model", MODEL,
+               "--config", str(config), "--chunk-tokens", "100")  # fmt: skip
     assert made.returncode == 0, made.stdout + made.stderr
-    shown = ragkit("info", "--index", index)
+    shown = cli("info", "--index", index)
     assert shown.returncode == 0, shown.stderr
     assert "sentence, 100 tokens per chunk" in shown.stdout and "rrf, k 60" in shown.stdout
     assert "auto, top 50, first-stage weight 0.2" in shown.stdout

@@ -5,23 +5,14 @@ compares them too, whatever the manifest says (issue 24, item 9)."""
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
-from conftest import MODEL
 
+from conftest import MODEL, cli
 from ragkit.store import DB_NAME
 from ragkit.store.manifest import write_manifest
-
-
-def _ragkit(*args: str) -> subprocess.CompletedProcess[str]:
-    command = [str(Path(sys.executable).with_name("ragkit")), *args]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    return subprocess.run(command, capture_output=True, text=True, env=env, check=False)
 
 
 def _negate_stored_vector(folder: Path, generation: int) -> None:
@@ -40,20 +31,20 @@ def test_a_negated_vector_is_not_carried_by_the_next_ingest(tmp_path: Path) -> N
     docs.mkdir()
     (docs / "a.txt").write_text("Glaciers carve deep valleys in mountains.\n")
     (docs / "b.txt").write_text("Bees collect nectar from flowers in spring.\n")
-    assert _ragkit("ingest", str(docs), "--index", str(folder), "--model", MODEL).returncode == 0
+    assert cli("ingest", str(docs), "--index", str(folder), "--model", MODEL).returncode == 0
     _negate_stored_vector(folder, 1)
     write_manifest(folder, 1, 384, MODEL, {"documents": 2, "chunks": 2, "vectors": 2})
 
-    damaged = _ragkit("doctor", "--index", str(folder))  # the checksums match the damage now
+    damaged = cli("doctor", "--index", str(folder))  # the checksums match the damage now
     assert damaged.returncode != 0
     assert "vectors-1.faiss: 1 vectors differ from SQLite" in damaged.stdout + damaged.stderr
 
     (docs / "c.txt").write_text("Volcanoes erupt molten rock and ash.\n")
-    assert _ragkit("ingest", str(docs), "--index", str(folder)).returncode == 0
+    assert cli("ingest", str(docs), "--index", str(folder)).returncode == 0
     assert not (folder / "vectors-1.faiss").exists()
-    checked = _ragkit("doctor", "--index", str(folder))
+    checked = cli("doctor", "--index", str(folder))
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
     query = ["glaciers carving valleys", "--index", str(folder), "--mode", "dense", "--json"]
-    hits = json.loads(_ragkit("query", *query).stdout)
+    hits = json.loads(cli("query", *query).stdout)
     assert hits[0]["text"].startswith("Glaciers") and hits[0]["score"] > 0.5
