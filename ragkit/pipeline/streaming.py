@@ -19,14 +19,15 @@ Example:
 
 from __future__ import annotations
 
-import pickle
+import dataclasses
+import json
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol, Self
 
-from ragkit.documents import Document, LoadResult, SkippedFile, iter_batches
+from ragkit.documents import Block, Document, LoadResult, SkippedFile, iter_batches
 from ragkit.normalize.detect import LanguageGuess
 from ragkit.normalize.profile import resolve_language
 from ragkit.pipeline.languages import collection_profile
@@ -82,8 +83,17 @@ class ListSpool:
 
 
 class FileSpool:
-    """Documents pickled into a temporary file (deleted on :meth:`close`); memory holds only
-    their offsets."""
+    """Documents written as JSON lines into a temporary file (deleted on :meth:`close`);
+    memory holds only their offsets. JSON, not pickle: nothing ragkit reads back can run code.
+
+    Example:
+        >>> from ragkit.documents import Block
+        >>> with FileSpool() as spool:
+        ...     at = spool.add(Document("a", "a", "Water.", "h", [Block("paragraph", 0, 6)],
+        ...                             metadata={"year": 2021}, language="en"))
+        ...     [(d.key, d.blocks, d.metadata, d.language) for d in spool.documents([at])]
+        [('a', [Block(kind='paragraph', start=0, end=6)], {'year': 2021}, 'en')]
+    """
 
     def __init__(self, folder: Path | None = None) -> None:
         # open for the spool's life, closed (and so deleted) by close()
@@ -96,14 +106,17 @@ class FileSpool:
         """Put ``document`` aside; returns its position."""
         self._file.seek(0, 2)
         self._offsets.append(self._file.tell())
-        pickle.dump(document, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        fields = dataclasses.asdict(document)
+        line = json.dumps(fields, ensure_ascii=False) + "\n"  # NaN kept, as records may hold
+        self._file.write(line.encode("utf-8"))
         return len(self._offsets) - 1
 
     def documents(self, positions: Iterable[int]) -> Iterator[Document]:
         for position in sorted(positions):
             self._file.seek(self._offsets[position])
-            document: Document = pickle.load(self._file)
-            yield document
+            fields = json.loads(self._file.readline().decode("utf-8"))
+            fields["blocks"] = [Block(**block) for block in fields["blocks"]]
+            yield Document(**fields)
 
     def close(self) -> None:
         self._file.close()
