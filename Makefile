@@ -55,8 +55,12 @@ $(BROWSER_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[page]'
 	touch $(BROWSER_STAMP)
 
+# The suite on TEST_WORKERS pytest-xdist workers (0: in this process), whole files to a
+# worker, the 25 slowest tests listed at the end.
+TEST_WORKERS ?= 2
+
 test: install browser
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 # The built wheel in a fresh virtualenv, run outside the repository (.ci/smoke).
 smoke: install

@@ -20,6 +20,25 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 MODEL = "all-minilm-l6-v2"
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config: pytest.Config, specs: list) -> None:
+    """pytest-xdist workers start with this process's environment. GNU readline (which
+    pytest's output capture imports) exports ``COLUMNS=80`` and ``LINES=24`` into it behind
+    ``os.environ``'s back; a worker would read them and cut ragkit's tables to 80 columns
+    where a pipe gets them whole. Take back what ``os.environ`` does not hold."""
+    for name in ("COLUMNS", "LINES"):
+        if name not in os.environ:
+            os.unsetenv(name)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Modules holding a test marked ``slow`` run first (their own order, and every other
+    module's, kept): under pytest-xdist (``make test``) the minute-long tests then start at
+    once on different workers, rather than one of them ending the run on a worker alone."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)
+
+
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
     folder = tmp_path / "corpus"
