@@ -9,7 +9,13 @@ import os
 
 from ragkit.paths import cache_dir
 
-os.environ.setdefault("PREFECT_HOME", str(cache_dir() / "prefect"))
+if "PREFECT_HOME" not in os.environ:
+    home = cache_dir() / "prefect"
+    try:  # Prefect makes only the last folder: on a fresh machine the cache folder is absent
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass  # Prefect says it could not make it, and runs without it
+    os.environ["PREFECT_HOME"] = str(home)
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MODEL
 from typer.testing import CliRunner
 
+from conftest import MODEL
 from ragkit import Index
 from ragkit.cli import app
 from ragkit.errors import RagkitError
@@ -254,3 +257,21 @@ def test_dask_workers_write_into_milvus_directly(
         with Index.open(where) as milvus:
             assert _spans(milvus) == _spans(folder)
     assert report.documents_added == expected.documents_added == 6
+
+
+def test_prefect_home_is_made_where_the_cache_folder_is_not_yet(tmp_path: Path) -> None:
+    """Prefect makes only the last folder of its home: ``import flows`` makes the rest, so a
+    fresh machine's first flow says nothing about a home it could not create."""
+    cache = tmp_path / "fresh" / "cache"
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_HOME"} | {
+        "RAGKIT_CACHE": str(cache)
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", "import flows, prefect.context"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0 and "Failed to create" not in done.stderr, done.stderr
+    assert (cache / "prefect").is_dir()
