@@ -8,9 +8,9 @@ import logging
 from pathlib import Path
 
 import pytest
-from conftest import MODEL
 from typer.testing import CliRunner
 
+from conftest import MODEL
 from ragkit import Index, RagkitError
 from ragkit.cli import app
 from ragkit.embed.models import AUTO_MODEL, ENGLISH_MODEL, MULTILINGUAL_MODEL

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import MODEL
 from typer.testing import CliRunner
 
+from conftest import MODEL
 from ragkit import Index
 from ragkit.cli import app
 

@@ -6,9 +6,9 @@ import math
 from pathlib import Path
 
 import pytest
-from conftest import MODEL
 from typer.testing import CliRunner
 
+from conftest import MODEL
 from ragkit import Index, RagkitError
 from ragkit.cli import app
 from ragkit.config import DEFAULT_MODEL

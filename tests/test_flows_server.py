@@ -14,8 +14,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import MODEL
 
+from conftest import MODEL
 from ragkit import Index
 
 

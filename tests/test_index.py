@@ -5,9 +5,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import MODEL
 from typer.testing import CliRunner
 
+from conftest import MODEL
 from ragkit import Index, RagkitError
 from ragkit.cli import app
 

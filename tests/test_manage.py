@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import MODEL, ragkit
 
+from conftest import MODEL, ragkit
 from ragkit import Index, RagkitError
 from ragkit.store.doctor import diagnose
 

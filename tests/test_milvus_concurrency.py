@@ -16,10 +16,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import MODEL, ragkit
 from reliability.killharness import CRANFIELD, cranfield_files
 from serving import served
 
+from conftest import MODEL, ragkit
 from ragkit import Index
 from ragkit.store.address import diagnose, repair
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MODEL
 from typer.testing import CliRunner
 
+from conftest import MODEL
 from ragkit import Index, RagkitError, Settings
 from ragkit.chunking import ChunkingRecord
 from ragkit.cli import app

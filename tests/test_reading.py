@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import MODEL, ragkit
 
+from conftest import MODEL, ragkit
 from ragkit.documents import LoadOptions, load_paths
 
 

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import numpy as np
-from conftest import MODEL
 from typer.testing import CliRunner
 
+from conftest import MODEL
 from ragkit import Index
 from ragkit.cli import app
 from ragkit.normalize.detect import RULES_VERSION

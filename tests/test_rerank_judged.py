@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import MODEL
 
+from conftest import MODEL
 from ragkit import Index, RagkitError
 from ragkit.evaluate import load_judgments
 from ragkit.rerank.config import RerankerConfig

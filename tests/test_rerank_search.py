@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import MODEL
 from typer.testing import CliRunner
 
+from conftest import MODEL
 from ragkit import Index, RagkitError
 from ragkit.cli import app
 from ragkit.rerank.config import RerankerConfig

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MODEL
 
+from conftest import MODEL
 from ragkit import Index, RagkitError
 from ragkit.config import Settings
 from ragkit.search import dense as dense_index

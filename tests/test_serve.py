@@ -9,10 +9,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import MODEL
 from serving import served
 from typer.testing import CliRunner
 
+from conftest import MODEL
 from ragkit import Index
 from ragkit.cli import app
 from ragkit.errors import RagkitError

@@ -9,9 +9,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import MODEL
 from killharness import ingest_command
 
+from conftest import MODEL
 from ragkit import Index, RagkitError
 from ragkit.store.doctor import diagnose
 from ragkit.store.lock import WriteLock

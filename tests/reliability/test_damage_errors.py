@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import MODEL
 
+from conftest import MODEL
 from ragkit import Index
 from ragkit.store import DB_NAME
 

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import MODEL
 
+from conftest import MODEL
 from ragkit import Index, RagkitError
 
 RECORDS = [

@@ -9,8 +9,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import MODEL
 
+from conftest import MODEL
 from ragkit import Index
 from ragkit.store.doctor import diagnose
 

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import MODEL
 from hostile import (
     UNREADABLE,
     Case,
@@ -24,6 +23,7 @@ from hostile import (
 from killharness import ingest_command
 from typer.testing import CliRunner
 
+from conftest import MODEL
 from ragkit import Index, RagkitError
 from ragkit.cli import app
 from ragkit.documents import load_paths

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 from conftest import MODEL
-
 from ragkit import Index
 from ragkit.store.doctor import diagnose
 

@@ -7,10 +7,10 @@ import json
 import subprocess
 from pathlib import Path
 
-from conftest import MODEL
 from hostile import reader_prefix
 from killharness import ingest_command
 
+from conftest import MODEL
 from ragkit import Index
 
 

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import MODEL
 
+from conftest import MODEL
 from ragkit import Index
 from ragkit.search import dense
 from ragkit.store.doctor import diagnose

@@ -7,9 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import MODEL
 from killharness import ingest_command
 
+from conftest import MODEL
 from ragkit import Index, RagkitError
 
 

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import MODEL
 from hostile import reader_prefix
 
+from conftest import MODEL
 from ragkit import Index
 
 pytestmark = pytest.mark.skipif(
