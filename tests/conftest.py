@@ -7,7 +7,9 @@ import subprocess
 import sys
 import traceback
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -99,6 +101,25 @@ def tiny_beir(tmp_path: Path) -> Path:
     )
     (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t2\n")
     return folder
+
+
+@contextmanager
+def records_index(
+    backend: str, folder: Path, records: list[dict[str, Any]], collection: str
+) -> Iterator[Any]:
+    """An index of ``records`` (MiniLM, sentence chunks of 24 tokens) on ``backend``: a folder
+    under ``folder``, or an embedded Milvus Lite file there (``milvus-lite``) holding
+    ``collection``."""
+    from ragkit import Index
+
+    where = (
+        str(folder / "index")
+        if backend == "folder"
+        else f"milvus-lite://{folder / 'lite.db'}?collection={collection}"
+    )
+    with Index.open(where, create=True, model=MODEL, chunker="sentence", chunk_tokens=24) as ix:
+        ix.add(records)
+        yield ix
 
 
 def ragkit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import MODEL, ragkit
+from conftest import MODEL, ragkit, records_index
 from ragkit import Index, RagkitError
 from ragkit.config import QUERY_SETTINGS, Settings
 from ragkit.search.evidence import document_evidence, uses_evidence
@@ -39,13 +39,7 @@ def index(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Index]:
     folder = tmp_path_factory.mktemp("feedback")
-    where = (
-        str(folder / "index")
-        if request.param == "folder"
-        else f"milvus-lite://{folder / 'lite.db'}?collection=feedback"
-    )
-    with Index.open(where, create=True, model=MODEL, chunker="sentence", chunk_tokens=24) as ix:
-        ix.add(RECORDS)
+    with records_index(request.param, folder, RECORDS, "feedback") as ix:
         yield ix
 
 

@@ -47,6 +47,9 @@ def eval_command(
     document_evidence: str | None = typer.Option(
         None, "--document-evidence", help="on | off | auto (default: the index's)."
     ),
+    phrase_evidence: str | None = typer.Option(
+        None, "--phrase-evidence", help="on | off | auto (default: the index's)."
+    ),
 ) -> None:
     """Evaluate retrieval on a BEIR-layout dataset: nDCG@10, Recall@100, MRR@10 per mode."""
     from ragkit.config import DEFAULT_MODEL
@@ -58,6 +61,7 @@ def eval_command(
         for option, value, choices in (
             ("--feedback", feedback, ("auto", "off", "sparse", "dense", "both")),
             ("--document-evidence", document_evidence, ("auto", "off", "on")),
+            ("--phrase-evidence", phrase_evidence, ("auto", "off", "on")),
         ):
             if value is not None and value not in choices:
                 raise RagkitError(f"{option} {value!r}: use one of {', '.join(choices)}")
@@ -72,6 +76,7 @@ def eval_command(
                 **({"chunker": chunker} if chunker else {}),
                 **({"feedback": feedback} if feedback else {}),
                 **({"document_evidence": document_evidence} if document_evidence else {}),
+                **({"phrase_evidence": phrase_evidence} if phrase_evidence else {}),
             )
     except RagkitError as error:
         fail(error)

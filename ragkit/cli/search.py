@@ -79,6 +79,12 @@ def query(
         help="on | off | auto: lift a chunk whose document matches in other chunks too "
         "(default: the index's setting).",
     ),
+    phrase_evidence: str | None = typer.Option(
+        None,
+        "--phrase-evidence",
+        help="on | off | auto: chunks holding the query's words side by side and in order "
+        "come first (default: the index's setting; auto: on for English and Arabic).",
+    ),
     config: Path | None = CONFIG,
 ) -> None:
     """Search an index and print ranked hits."""
@@ -117,6 +123,7 @@ def query(
             collapse=collapse,
             feedback=feedback,  # type: ignore[arg-type]  # Index.search checks it
             document_evidence=document_evidence,  # type: ignore[arg-type]
+            phrase_evidence=phrase_evidence,  # type: ignore[arg-type]
         )
     except RagkitError as error:
         fail(error)

@@ -42,8 +42,9 @@ class Contribution:
     was not searched); ``dense_score`` / ``sparse_score``: the list's own score (inner
     product, BM25; ``None``: not in the list); ``dense_rank`` / ``sparse_rank``: its place in
     the list, from 1 (by score); ``fusion``: ``rrf``, ``weighted``, or the one list searched;
-    ``evidence``: what other chunks of its document added (:mod:`ragkit.search.evidence`), so
-    ``score`` is the fused score plus ``evidence``.
+    ``evidence``: what other chunks of its document added (:mod:`ragkit.search.evidence`);
+    ``phrase``: the lift of a chunk holding the query as a phrase (:mod:`ragkit.search.phrase`);
+    ``score`` is the fused score plus ``evidence`` plus ``phrase``.
     """
 
     fusion: str
@@ -55,6 +56,7 @@ class Contribution:
     dense_rank: int | None = None
     sparse_rank: int | None = None
     evidence: float = 0.0
+    phrase: float = 0.0
 
 
 def _ranked(ranking: Ranking) -> dict[int, tuple[int, float]]:

@@ -165,6 +165,7 @@ class ServedIndexes:
             "collapse": request.collapse,
             "feedback": request.feedback,
             "document_evidence": request.document_evidence,
+            "phrase_evidence": request.phrase_evidence,
         }
         if not request.explain:
             hits = index.search(request.query, **options)

@@ -110,6 +110,8 @@ def explanations(
                 sparse_score=part.sparse_score,
                 dense_rank=part.dense_rank,
                 sparse_rank=part.sparse_rank,
+                evidence=part.evidence,
+                phrase=part.phrase,
                 reranked=each.reranked,
                 before=before,
                 after=after,

@@ -29,6 +29,7 @@ from ragkit.normalize.detect import check_language
 from ragkit.search.evidence import DocumentEvidence
 from ragkit.search.feedback import Feedback
 from ragkit.search.fusion import FusionMethod, SearchMode
+from ragkit.search.phrase import PhraseEvidence
 from ragkit.serve.limits import finite
 from ragkit.serve.views import HitExplanation
 
@@ -64,6 +65,11 @@ class SearchRequest(BaseModel):
         None,
         description="on | off | auto: lift a chunk whose document matches in other chunks "
         "too; default: the index's setting.",
+    )
+    phrase_evidence: PhraseEvidence | None = Field(
+        None,
+        description="on | off | auto: chunks holding the query's words side by side and in "
+        "order come first; default: the index's setting (auto: on for English and Arabic).",
     )
     explain: bool = Field(
         False,

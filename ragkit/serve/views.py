@@ -20,7 +20,8 @@ class HitExplanation(BaseModel):
 
     fusion: str = Field(description="rrf or weighted (hybrid), or the one list searched.")
     first_stage: float = Field(
-        description="The score before reranking: dense + sparse (the hit's score unless reranked)."
+        description="The score before reranking: dense + sparse + evidence + phrase (the "
+        "hit's score unless reranked)."
     )
     dense: float | None = Field(
         default=None, description="The dense list's part of first_stage; null: not searched."
@@ -37,6 +38,15 @@ class HitExplanation(BaseModel):
     )
     dense_rank: int | None = Field(default=None, description="Place in the dense list, from 1.")
     sparse_rank: int | None = Field(default=None, description="Place in the sparse list, from 1.")
+    evidence: float = Field(
+        default=0.0,
+        description="What other chunks of the hit's document added (document evidence).",
+    )
+    phrase: float = Field(
+        default=0.0,
+        description="The lift for holding the query's words side by side and in order "
+        "(phrase evidence).",
+    )
     reranked: bool = False
     before: str = Field("", description="Original text just before the hit's span.")
     after: str = Field("", description="Original text just after the hit's span.")

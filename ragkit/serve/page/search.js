@@ -160,6 +160,8 @@ function contribution(why) {
   return h("span", { class: "parts", title: `${why.fusion} fusion` }, bar,
     list("dense", why.dense, why.dense_score, why.dense_rank),
     list("sparse", why.sparse, why.sparse_score, why.sparse_rank),
+    why.evidence ? h("span", { class: "part" }, `document evidence +${fixed(why.evidence)}`) : null,
+    why.phrase ? h("span", { class: "part" }, `phrase +${fixed(why.phrase)}`) : null,
     why.reranked ? h("span", { class: "part" }, `reranked · first stage ${fixed(why.first_stage)}`) : null);
 }
 
