@@ -329,6 +329,15 @@ def test_search_in_english_shows_each_span_inside_its_document(
     assert all(url.startswith(base_url) for url in page.requests)  # nothing from elsewhere
 
 
+def test_a_literal_span_shows_its_phrase_lift(page: Any, api: TestClient) -> None:
+    span = "Adding salt lowers the melting point"
+    hits = search(page, span)
+    explained = api.post("/search", json={"query": span, "index": NAME, "explain": True}).json()
+    lifted = [why["phrase"] > 0 for why in explained["explanations"]]
+    assert hits[0]["key"].endswith("water.md") and lifted[0]
+    assert ["phrase +" in hit["parts"] for hit in hits] == lifted
+
+
 def test_search_in_arabic_renders_right_to_left(page: Any, api: TestClient) -> None:
     hits = search(page, ARABIC)
     first = hits[0]

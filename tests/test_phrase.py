@@ -89,12 +89,31 @@ def test_setting_choices_and_overrides(tmp_path: Path) -> None:
     assert '"document_id": "notes"' in found.stdout
 
 
-def test_http_request_takes_phrase_evidence() -> None:
-    from ragkit.serve.schemas import SearchRequest
+def test_http_search_takes_phrase_evidence_and_explains_it(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
 
-    assert SearchRequest(query=SPAN, phrase_evidence="off").phrase_evidence == "off"
-    with pytest.raises(ValueError):
-        SearchRequest(query=SPAN, phrase_evidence="always")  # type: ignore[arg-type]
+    from ragkit.serve.app import create_app
+    from ragkit.serve.indexes import IndexLocation, ServedIndexes
+
+    with Index.open(tmp_path / "index", create=True, model=MODEL, chunker="sentence") as built:
+        built.add(RECORDS)
+    served = ServedIndexes([IndexLocation("docs", tmp_path / "index")], warm=False)
+    with TestClient(create_app(served)) as client:
+        found = {}
+        for setting in ("on", "off"):
+            body = {"query": SPAN, "k": 2, "phrase_evidence": setting, "explain": True}
+            answer = client.post("/search", json=body)
+            assert answer.status_code == 200, answer.text
+            found[setting] = answer.json()
+        assert (
+            client.post("/search", json={"query": SPAN, "phrase_evidence": "always"}).status_code
+            == 422
+        )
+    served.close()
+    assert found["on"]["hits"][0]["document_id"] == "report"
+    assert found["on"]["explanations"][0]["phrase"] > 0
+    assert found["off"]["hits"][0]["document_id"] == "notes"
+    assert all(each["phrase"] == 0 for each in found["off"]["explanations"])
 
 
 def test_phrase_rules() -> None:
