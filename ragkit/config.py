@@ -103,8 +103,9 @@ class Settings(BaseModel):
     # query-time like feedback.
     document_evidence: Literal["auto", "off", "on"] = "off"
     # Chunks holding the query's terms side by side and in order come first (ragkit.search
-    # .phrase); "auto" where measured to help (English, Arabic); query-time like feedback.
-    phrase_evidence: Literal["auto", "off", "on"] = "auto"
+    # .phrase): a lookup's passage first, but headings' cross-references too; query-time like
+    # feedback, off by default ("auto" turns it on for no language yet).
+    phrase_evidence: Literal["auto", "off", "on"] = "off"
     # Where normalization applies (see ragkit.normalize): matching keys only (post-inference),
     # embeddings too (pre-index), or per language (auto: Arabic-script text is embedded
     # normalized, other scripts as written; ragkit.pipeline.stages.embeds_normalized).

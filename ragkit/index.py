@@ -554,8 +554,8 @@ class Index:
         whose document has other chunks scoring below it (:mod:`ragkit.search.evidence`),
         ``off``, ``auto``; default: the ``document_evidence`` setting. ``phrase_evidence``:
         ``on`` puts the chunks holding the query's terms side by side and in order first
-        (:mod:`ragkit.search.phrase`), ``off``, ``auto`` (on for English and Arabic);
-        default: the ``phrase_evidence`` setting.
+        (:mod:`ragkit.search.phrase`), ``off``, ``auto`` (on for no language yet);
+        default: the ``phrase_evidence`` setting (off).
         """
         found = self._search(
             query, k, mode, filters, fusion, rerank, language, collapse,

@@ -74,7 +74,10 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (files / XSS_FILE).write_text(XSS_TEXT, encoding="utf-8")
     (files / "records.jsonl").write_text(json.dumps(XSS_RECORD) + "\n", encoding="utf-8")
     index = tmp_path_factory.mktemp("served") / "index"
-    with Index.open(index, create=True, model=MODEL, chunk_tokens=24) as opened:
+    # phrase evidence on (off by default) so that the page shows a hit's phrase lift
+    with Index.open(
+        index, create=True, model=MODEL, chunk_tokens=24, phrase_evidence="on"
+    ) as opened:
         opened.ingest([files])
     return index
 

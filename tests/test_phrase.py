@@ -48,10 +48,11 @@ def test_the_chunk_holding_the_span_comes_first(index: Index, mode: str) -> None
     ][:2]
 
 
-def test_auto_is_on_for_english_and_explained(index: Index) -> None:
-    assert index.settings.phrase_evidence == "auto"
-    assert index.search(SPAN, k=1)[0].document_id == "report"
-    explained = index.explain(SPAN, k=3, collapse=False)
+def test_off_by_default_and_explained_when_on(index: Index) -> None:
+    assert index.settings.phrase_evidence == "off"
+    assert index.search(SPAN, k=1)[0].document_id == "notes"
+    assert index.search(SPAN, k=1, phrase_evidence="auto")[0].document_id == "notes"
+    explained = index.explain(SPAN, k=3, collapse=False, phrase_evidence="on")
     top = explained[0].contribution
     assert top.phrase > 0
     assert top.dense + top.sparse + top.evidence + top.phrase == pytest.approx(top.score)
@@ -75,18 +76,18 @@ def test_words_out_of_order_are_no_phrase(index: Index) -> None:
 
 def test_setting_choices_and_overrides(tmp_path: Path) -> None:
     assert "phrase_evidence" in QUERY_SETTINGS
-    assert Settings.from_index('{"embedding_model": "m"}').phrase_evidence == "auto"
+    assert Settings.from_index('{"embedding_model": "m"}').phrase_evidence == "off"
     folder = tmp_path / "index"
     with Index.open(folder, create=True, model=MODEL, chunker="sentence") as built:
         built.add(RECORDS)
         with pytest.raises(RagkitError, match="phrase_evidence='yes'"):
             built.search(SPAN, phrase_evidence="yes")  # type: ignore[arg-type]
-    with Index.open(folder, phrase_evidence="off") as handle:
-        assert handle.search(SPAN, k=1)[0].document_id == "notes"
-    found = cli("query", SPAN, "--index", str(folder), "--phrase-evidence", "off", "--json",
+    with Index.open(folder, phrase_evidence="on") as handle:
+        assert handle.search(SPAN, k=1)[0].document_id == "report"
+    found = cli("query", SPAN, "--index", str(folder), "--phrase-evidence", "on", "--json",
                 "-k", "1")  # fmt: skip
     assert found.returncode == 0, found.stderr
-    assert '"document_id": "notes"' in found.stdout
+    assert '"document_id": "report"' in found.stdout
 
 
 def test_http_search_takes_phrase_evidence_and_explains_it(tmp_path: Path) -> None:
@@ -124,8 +125,8 @@ def test_phrase_rules() -> None:
     assert phrase_words(["wing", "=wing", "flutter"]) == 2  # a stem and its exact form: one word
     assert phrase_first([(1, 0.5), (2, 0.4)], set()) == [(1, 0.5), (2, 0.4)]
     assert phrase_first([(1, 0.5), (2, 0.4), (3, 0.1)], {2, 3}) == [(2, 0.9), (3, 0.6), (1, 0.5)]
-    assert uses_phrase("auto", ["en", "ar"]) and not uses_phrase("auto", ["en", "fa"])
-    assert not uses_phrase("auto", []) and not uses_phrase("off", ["en"])
+    assert not uses_phrase("auto", ["en", "ar"]) and not uses_phrase("auto", [])
+    assert uses_phrase("on", ["am"]) and not uses_phrase("off", ["en"])
 
 
 def test_arabic_words_count_once(tmp_path: Path) -> None:

@@ -83,7 +83,7 @@ def query(
         None,
         "--phrase-evidence",
         help="on | off | auto: chunks holding the query's words side by side and in order "
-        "come first (default: the index's setting; auto: on for English and Arabic).",
+        "come first (default: the index's setting, off).",
     ),
     config: Path | None = CONFIG,
 ) -> None:

@@ -46,18 +46,21 @@ PhraseEvidence = Literal["auto", "off", "on"]
 PHRASE_CHOICES: tuple[str, ...] = ("auto", "off", "on")
 MIN_TERMS = 3
 CANDIDATES = 20
-# Languages where ``phrase_evidence = "auto"`` turns it on: measured on the tuning part of
-# benchmarks/feedback.py (English and Arabic: known-item spans and judged or chapter queries).
-# Languages cut into SentencePiece pieces are left out: three pieces can be one word.
-AUTO_PHRASE: frozenset[str] = frozenset({"en", "ar"})
+# Languages where ``phrase_evidence = "auto"`` turns it on: none. On the tuning part of
+# benchmarks/feedback.py it won every literal-span set (English and Arabic, +0.06 to +0.14
+# nDCG@10) and lost the short topical heading queries of the Debian handbook (English -0.044,
+# Arabic -0.033: tables of contents and cross-references quote headings word for word), at
+# every minimum length and lift tried. Languages cut into SentencePiece pieces would stay out
+# in any case: three pieces can be one word.
+AUTO_PHRASE: frozenset[str] = frozenset()
 
 
 def uses_phrase(setting: str, languages: Sequence[str]) -> bool:
     """Whether a search adds phrase evidence under ``setting`` for ``languages``.
 
     Example:
-        >>> uses_phrase("auto", ["en"]), uses_phrase("auto", ["am"]), uses_phrase("on", [])
-        (True, False, True)
+        >>> uses_phrase("auto", ["en"]), uses_phrase("on", []), uses_phrase("off", ["en"])
+        (False, True, False)
     """
     if setting == "auto":
         return bool(languages) and all(language in AUTO_PHRASE for language in languages)

@@ -69,7 +69,7 @@ class SearchRequest(BaseModel):
     phrase_evidence: PhraseEvidence | None = Field(
         None,
         description="on | off | auto: chunks holding the query's words side by side and in "
-        "order come first; default: the index's setting (auto: on for English and Arabic).",
+        "order come first; default: the index's setting (off).",
     )
     explain: bool = Field(
         False,
