@@ -48,7 +48,7 @@ MIN_TERMS = 3
 CANDIDATES = 20
 # Languages where ``phrase_evidence = "auto"`` turns it on: none. On the tuning part of
 # benchmarks/feedback.py it won every literal-span set (English and Arabic, +0.06 to +0.14
-# nDCG@10) and lost the short topical heading queries of the Debian handbook (English -0.044,
+# nDCG@10) and lost the short topical heading queries of the Debian handbook (English -0.042,
 # Arabic -0.033: tables of contents and cross-references quote headings word for word), at
 # every minimum length and lift tried. Languages cut into SentencePiece pieces would stay out
 # in any case: three pieces can be one word.
