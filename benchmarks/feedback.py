@@ -122,6 +122,27 @@ def sibling(name: str) -> ModuleType:
     return module
 
 
+def json_line(record_id: str, text: str) -> str:
+    """One BEIR ``corpus.jsonl`` / ``queries.jsonl`` line."""
+    return json.dumps({"_id": record_id, "text": text}, ensure_ascii=False) + "\n"
+
+
+def write_beir(
+    target: Path, corpus: str, queries: dict[str, str], relevant: list[tuple[str, str]]
+) -> None:
+    """A BEIR folder at ``target``: ``corpus`` (JSON lines as written), ``queries`` by id and
+    the (query id, document id) pairs judged relevant."""
+    (target / "qrels").mkdir(parents=True, exist_ok=True)
+    (target / "corpus.jsonl").write_text(corpus, encoding="utf-8")
+    (target / "queries.jsonl").write_text(
+        "".join(json_line(q, t) for q, t in queries.items()), encoding="utf-8"
+    )
+    (target / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, d in relevant),
+        encoding="utf-8",
+    )
+
+
 def known_item_set(dataset: Path, out: Path, count: int = 150, seed: int = 13) -> Path:
     """A BEIR folder beside ``dataset``'s corpus: ``count`` literal 6–10-word spans, each
     judging the one document it was cut from."""
@@ -137,17 +158,8 @@ def known_item_set(dataset: Path, out: Path, count: int = 150, seed: int = 13) -
         length = rng.randint(6, 10)
         start = rng.randint(0, len(words) - length)
         rows.append((f"k{record['_id']}", " ".join(words[start : start + length]), record["_id"]))
-    (target / "qrels").mkdir(parents=True, exist_ok=True)
-    (target / "corpus.jsonl").write_text(
-        (dataset / "corpus.jsonl").read_text(encoding="utf-8"), encoding="utf-8"
-    )
-    (target / "queries.jsonl").write_text(
-        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t, _ in rows), encoding="utf-8"
-    )
-    (target / "qrels" / "test.tsv").write_text(
-        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, _, d in rows),
-        encoding="utf-8",
-    )
+    corpus = (dataset / "corpus.jsonl").read_text(encoding="utf-8")
+    write_beir(target, corpus, {q: t for q, t, _ in rows}, [(q, d) for q, _, d in rows])
     return target
 
 
@@ -162,27 +174,13 @@ def heading_set(name: str, out: Path) -> Path:
     wanted, language = HEADINGS[name]
     (corpus,) = [c for c in heading_corpora(language) if c.name == wanted]
     pairs = corpus.read(cache_dir() / "corpora")
-    (target / "qrels").mkdir(parents=True, exist_ok=True)
     passages = {p.passage_id: p.passage for p in pairs}
     headings = {p.heading_id: p.heading for p in pairs}
-    (target / "corpus.jsonl").write_text(
-        "".join(
-            json.dumps({"_id": i, "text": t}, ensure_ascii=False) + "\n"
-            for i, t in passages.items()
-        ),
-        encoding="utf-8",
-    )
-    (target / "queries.jsonl").write_text(
-        "".join(
-            json.dumps({"_id": i, "text": t}, ensure_ascii=False) + "\n"
-            for i, t in headings.items()
-        ),
-        encoding="utf-8",
-    )
-    (target / "qrels" / "test.tsv").write_text(
-        "query-id\tcorpus-id\tscore\n"
-        + "".join(f"{p.heading_id}\t{p.passage_id}\t1\n" for p in pairs),
-        encoding="utf-8",
+    write_beir(
+        target,
+        "".join(json_line(i, t) for i, t in passages.items()),
+        headings,
+        [(p.heading_id, p.passage_id) for p in pairs],
     )
     return target
 
