@@ -118,11 +118,11 @@ def test_prune_rm_and_rename(index: Index, corpus: Path) -> None:
     after = {r["document"]: r["vector"] for r in _records(index)}
     assert after[str(corpus / "cats-moved.txt")] == vectors[str(corpus / "sub" / "cats.txt")]
     assert index.search("cats sleep", k=1)[0].key == str(corpus / "cats-moved.txt")
-    removed = index.delete(["*.jsonl"])
+    removed = index.delete_matching(["*.jsonl"])
     assert sorted(Path(k).name for k in removed) == ["records.jsonl#r1", "records.jsonl#r2"]
     assert not index.search("steam trains", k=10, filters={"source": "*.jsonl"})
     with pytest.raises(RagkitError, match="no document matches"):
-        index.delete(["*.nothing"])
+        index.delete_matching(["*.nothing"])
 
 
 def test_records_add_prune_and_delete(index: Index) -> None:

@@ -32,14 +32,14 @@ def test_documents_delete_export_api(built: Path, corpus: Path, tmp_path: Path) 
         records = [d.key for d in index.documents(str(corpus / "records.jsonl"))]
         assert len(records) == 2  # a source selects all its records
         generation = index.store.generation
-        removed = index.delete(["*/sub/*", str(corpus / "records.jsonl")])
+        removed = index.delete_matching(["*/sub/*", str(corpus / "records.jsonl")])
         assert sorted(removed) == sorted([str(corpus / "sub" / "cats.txt"), *records])
         assert index.store.generation == generation + 1
         assert len(index.documents()) == 2
         assert all("cats" not in hit.text.lower() for hit in index.search("cats sleep", k=5))
         assert all("cats" not in hit.text.lower() for hit in index.search("cats", mode="sparse"))
         with pytest.raises(RagkitError, match="no document matches 'nothing/\\*'; nothing"):
-            index.delete(["*.md", "nothing/*"])
+            index.delete_matching(["*.md", "nothing/*"])
         assert len(index.documents()) == 2  # all or nothing
         out = tmp_path / "chunks.jsonl"
         written = index.export(out, vectors=True)

@@ -115,7 +115,7 @@ def test_licences_differing_in_one_line_are_grouped(index: Index, docs: Path) ->
 def test_delete_and_prune_drop_entries(index: Index, docs: Path) -> None:
     index.ingest([docs])
     assert len(index.store.signatures()) == 5
-    index.delete(["*/harbour/LICENSE"])
+    index.delete_matching(["*/harbour/LICENSE"])
     assert index.duplicates() == [] and len(index.store.signatures()) == 4
     (docs / "harbour").mkdir(exist_ok=True)
     (docs / "harbour" / "LICENSE").write_text(SECOND, encoding="utf-8")
@@ -197,5 +197,5 @@ def test_near_duplicates_on_a_milvus_server(
             "harbour/LICENSE",
             "lantern/COPYING",
         ]
-        index.delete(["*/lantern/COPYING"])
+        index.delete_matching(["*/lantern/COPYING"])
         assert index.duplicates() == [] and len(index.store.signatures()) == 4

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conftest import cli
 from ragkit import Index, RagkitError, Record
 from ragkit.cli import app
 from ragkit.documents.given import Unreadable, record_documents
@@ -139,6 +140,30 @@ def test_an_id_held_by_another_source_is_refused(index: Index) -> None:
     assert [(s.path, s.reason) for s in report.skipped] == [
         ("id 'a'", "document key already taken by <crawl>; give the record another id")
     ]
+
+
+def test_delete_by_id_never_reads_the_id_as_a_glob(index: Index, tmp_path: Path) -> None:
+    index.add(
+        [{"id": i, "text": f"Text number {n}."} for n, i in enumerate(["*", "a?", "ab", "b"])]
+    )
+    assert index.delete(["*"]) == ["*"]  # the record "*" alone, as docs/records.md shows
+    assert index.delete("a?") == ["a?"]
+    assert sorted(d.key for d in index.documents()) == ["ab", "b"]
+    with pytest.raises(RagkitError, match=r"no document has the id '\*'; nothing removed"):
+        index.delete(["b", "*"])
+    assert sorted(d.key for d in index.documents()) == ["ab", "b"]
+    assert index.delete(["b", "*"], missing_ok=True) == ["b"]
+    assert index.delete_matching(["a*"]) == ["ab"]  # patterns have their own method
+    assert index.documents() == []
+
+
+def test_rm_by_id_from_the_cli(index: Index) -> None:
+    index.add([{"id": i, "text": f"Text number {n}."} for n, i in enumerate(["*", "ab"])])
+    result = cli("rm", "--id", "*", "--index", str(index.store.location))
+    assert result.returncode == 0, result.stderr
+    index.store.refresh()
+    assert [d.key for d in index.documents()] == ["ab"]
+    assert cli("rm", "--id", "*", "--index", str(index.store.location)).returncode == 2
 
 
 def test_delete_by_id_and_given_language_survives_reanalyze(index: Index) -> None:

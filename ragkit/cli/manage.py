@@ -99,14 +99,18 @@ def rm(
     wait: bool = typer.Option(
         True, "--wait/--no-wait", help="When another writer holds the index: wait, or fail."
     ),
+    exact: bool = typer.Option(
+        False, "--id", help="Read each argument as one document id, never as a glob or source."
+    ),
 ) -> None:
     """Remove documents (chunks, vectors, BM25 terms) in one new generation; nothing is removed
-    when a pattern matches no document."""
+    when a pattern (or, with --id, an id) matches no document."""
     from ragkit.index import Index
 
     try:
         with Index.open(index) as opened:
-            removed = opened.delete(patterns, wait=wait)
+            remove = opened.delete if exact else opened.delete_matching
+            removed = remove(patterns, wait=wait)
             generation = opened.store.generation
     except RagkitError as error:
         fail(error)

@@ -247,22 +247,12 @@ def add_records(index: Index, records: list[dict[str, Any]], source: str) -> Non
 
 def delete_records(index: Index, ids: Iterable[str], wait: bool | float = True) -> list[str]:
     """Remove the documents whose key is exactly one of ``ids`` with :meth:`ragkit.Index.delete`
-    (ids that are absent are passed over); the removed keys. An id that, read as a key
-    pattern there, would also match other documents (``a*`` beside ``ab``, an id equal to a
-    records source) is refused with a :class:`RagkitError` and nothing is removed."""
+    (never read as globs: ``"*"`` is the record ``*``; ids that are absent are passed over);
+    the removed keys."""
     wanted = list(dict.fromkeys(str(i) for i in ids))
     index.store.refresh()
     present = [key for key in wanted if index.store.language_decision(key) is not None]
-    if not present:
-        return []
-    wider = sorted({d.key for key in present for d in index.documents(key)} - set(present))
-    if wider:
-        raise RagkitError(
-            f"delete {', '.join(map(repr, present))}: as key patterns they also match "
-            f"{', '.join(map(repr, wider[:5]))}; nothing removed (Index.delete takes globs: "
-            "remove these documents with it directly)"
-        )
-    return index.delete(present, wait=wait)
+    return index.delete(present, wait=wait) if present else []
 
 
 def stored_texts(index: Index, ids: Iterable[str]) -> list[tuple[Document, str]]:

@@ -201,9 +201,9 @@ class RagkitVectorStore(VectorStore):
         return chosen
 
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
-        """Remove the documents ``ids`` (ids not in the index are passed over; one that would
-        also match other documents as a key pattern is refused: :func:`delete_records`);
-        without ids, every record this store's ``source`` holds. True when done."""
+        """Remove the documents whose id is exactly one of ``ids`` (never read as globs; ids
+        not in the index are passed over: :func:`delete_records`); without ids, every record
+        this store's ``source`` holds. True when done."""
         if ids is None:
             ids = [d.key for d in self.index.documents() if d.source == self.source]
         delete_records(self.index, ids)

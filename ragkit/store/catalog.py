@@ -104,6 +104,26 @@ def select_keys(store: IndexStore, patterns: Sequence[str]) -> dict[str, list[st
     return {pattern: [d.key for d in store.list_documents(pattern)] for pattern in patterns}
 
 
+def exact_keys(store: IndexStore, ids: Sequence[str]) -> dict[str, str | None]:
+    """The stored key each id names exactly (None when the index holds none): the id itself
+    when it is a key, else, for a relative path, the key of that path from the current folder
+    (:func:`patterns_for`). No id is ever read as a glob or a source.
+
+    Example:
+        >>> class Two:
+        ...     def language_decision(self, key):
+        ...         return "found" if key in {"*", os.path.abspath("a.md")} else None
+        >>> found = exact_keys(Two(), ["*", "a.md", "b"])
+        >>> found["*"], found["a.md"] == os.path.abspath("a.md"), found["b"]
+        ('*', True, None)
+    """
+
+    def held(wanted: str) -> str | None:
+        return next((k for k in patterns_for(wanted) if store.language_decision(k)), None)
+
+    return {wanted: held(wanted) for wanted in dict.fromkeys(ids)}
+
+
 def chunk_records(db: sqlite3.Connection, vectors: bool = False) -> Iterator[dict[str, Any]]:
     """Every chunk, by document key then position: its text and ``start``/``end`` offsets into
     the document's original text, the document's key, source, title, language, script and
