@@ -136,3 +136,27 @@ def test_collapse_over_http(index: Index, messy: Path) -> None:
     assert len(folded[0]["duplicates"]) == 2
     plain = client.post("/search", json=body | {"collapse": False}).json()["hits"]
     assert plain[0]["text"] == plain[1]["text"] and plain[0]["duplicates"] == []
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "sparse", "dense"])
+def test_copies_filling_the_candidates_still_give_k_passages(
+    tmp_path: Path, encoder_index: Index, mode: str
+) -> None:
+    """200 records of one text beside 12 others, with a candidate pool of 10 per list: ``-k 5``
+    returns 5 distinct passages (the pool widens), and the licence lists all 199 copies."""
+    index = Index.open(tmp_path / "index", create=True, model=MODEL, fusion_depth=10)
+    index._encoder = encoder_index.encoder
+    copies = [{"id": f"copy-{n:03d}", "text": LICENCE} for n in range(200)]
+    others = [
+        {"id": f"other-{n}", "text": f"Licence note {n}: charge number {n} applies to copy {n}."}
+        for n in range(12)
+    ]
+    assert index.add(copies + others).skipped == []
+    hits = index.search("permission hereby granted free of charge", k=5, mode=mode)
+    assert len({hit.text for hit in hits}) == 5
+    licence = next(hit for hit in hits if hit.text.startswith("Permission"))
+    assert len({licence.key, *licence.duplicates}) == 200
+    result = CliRunner().invoke(
+        app, ["query", "permission hereby granted", "--index", str(tmp_path / "index"), "-k", "1"]
+    )
+    assert "(+199 copies)" in result.output, result.output

@@ -8,24 +8,33 @@ hit's ``duplicates``. With ``groups`` (document key → near-duplicate group key
 window of candidates: :mod:`ragkit.pipeline.near_duplicates`), a candidate is folded too when
 its document is in the same group as a kept hit's document and the two texts are near-identical
 (:func:`word_jaccard` at least ``threshold``): the same passage of two versions of a licence.
-Candidates are read in windows, so folding costs nothing when the top k are distinct.
+Candidates are read in windows, so folding costs nothing when the top k are distinct; once
+``k`` passages are kept, reading goes on only while a window ends on a folded copy (the copies
+of one passage score alike and follow each other), so a hit lists all of its copies among the
+candidates. When the candidates run out on a folded copy, :attr:`Distinct.runs_on` says so:
+the caller widens its candidate pool (more copies, or more passages, may lie past it).
 
 Example:
     >>> rows = {1: ("Same text.", "a"), 2: ("Same  text.", "b"), 3: ("Other.", "c")}
-    >>> distinct([(1, 0.9), (2, 0.9), (3, 0.5)], 2, lambda ids: {i: rows[i] for i in ids},
-    ...          lambda row: row[0], lambda row: row[1])
-    [(('Same text.', 'a'), 0.9, ['b']), (('Other.', 'c'), 0.5, [])]
+    >>> found = distinct([(1, 0.9), (2, 0.9), (3, 0.5)], 2, lambda ids: {i: rows[i] for i in ids},
+    ...                  lambda row: row[0], lambda row: row[1])
+    >>> found.passages, found.runs_on
+    ([(('Same text.', 'a'), 0.9, ['b']), (('Other.', 'c'), 0.5, [])], False)
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 Row = TypeVar("Row")
 Groups = Callable[[Iterable[str]], Mapping[str, str]]
 _WORD = re.compile(r"\w+")
+# The most candidates per list a search widens its pool to when copies of a few passages fill
+# it (fusion_depth 100 widened four times, x4 each): past it, fewer than k passages may come back.
+MAX_COLLAPSE_DEPTH = 25_600
 
 
 def passage_key(text: str) -> str:
@@ -50,6 +59,15 @@ def word_jaccard(a: str, b: str) -> float:
     return len(first & second) / len(union) if union else 1.0
 
 
+@dataclass
+class Distinct(Generic[Row]):
+    """What :func:`distinct` found: up to ``k`` passages, each (row, score, keys of the other
+    documents showing it), and whether the candidates ended on a folded copy (``runs_on``)."""
+
+    passages: list[tuple[Row, float, list[str]]] = field(default_factory=list)
+    runs_on: bool = False
+
+
 def distinct(
     ranked: Sequence[tuple[int, float]],
     k: int,
@@ -58,12 +76,13 @@ def distinct(
     document_of: Callable[[Row], str],
     groups: Groups | None = None,
     threshold: float = 1.0,
-) -> list[tuple[Row, float, list[str]]]:
+) -> Distinct[Row]:
     """The first ``k`` distinct passages among ``ranked`` (chunk id, score), best first, each
     with its row (``fetch`` reads rows by id; ids it does not return are passed over) and the
     keys of the other documents whose candidates held the same text — or, with ``groups``, a
     near-identical text in a document of the same near-duplicate group."""
-    kept: list[tuple[Row, float, list[str]]] = []
+    found: Distinct[Row] = Distinct()
+    kept = found.passages
     where: dict[str, int] = {}
     group_of: dict[str, str] = {}  # document → near-duplicate group, of the documents seen
     window = max(2 * k, 16)
@@ -72,6 +91,7 @@ def distinct(
         rows = fetch(i for i, _ in part)
         if groups is not None:
             group_of.update(groups({document_of(row) for row in rows.values()}))
+        folded = False  # whether this window's last candidate was a copy of a kept passage
         for chunk_id, score in part:
             row = rows.get(chunk_id)
             if row is None:
@@ -80,6 +100,7 @@ def distinct(
             shown_at = where.get(key)
             if shown_at is None and group_of:
                 shown_at = _near(row, kept, group_of, text_of, document_of, threshold)
+            folded = shown_at is not None
             if shown_at is not None:
                 shown = kept[shown_at]
                 document = document_of(row)
@@ -88,9 +109,10 @@ def distinct(
             elif len(kept) < k:
                 where[key] = len(kept)
                 kept.append((row, score, []))
-        if len(kept) == k:
-            break  # this window's copies of the kept hits are listed; later ones are not
-    return kept
+        found.runs_on = folded and start + window >= len(ranked)
+        if len(kept) == k and not folded:
+            break  # k passages, and no run of copies reaches into the next window
+    return found
 
 
 def _near(
