@@ -79,7 +79,7 @@ from ragkit.search.phrase import (
 from ragkit.search.query import check_query
 from ragkit.store import DocumentEntry, IndexExistsError, IndexStore, StoredChunk
 from ragkit.store.address import Location, create_store, display, index_exists, open_store
-from ragkit.store.catalog import EXPORT_FORMATS, select_keys, write_jsonl
+from ragkit.store.catalog import EXPORT_FORMATS, exact_keys, select_keys, write_jsonl
 from ragkit.store.consistent import one_generation
 from ragkit.store.milvus.address import is_milvus
 from ragkit.store.tokenizers import stale_message
@@ -844,21 +844,57 @@ class Index:
         self.store.refresh()
         return self.store.list_documents(glob)
 
-    def delete(self, patterns: str | Iterable[str], wait: bool | float = True) -> list[str]:
+    def delete(
+        self, ids: str | Iterable[str], wait: bool | float = True, missing_ok: bool = False
+    ) -> list[str]:
+        """Remove the documents whose id (key) is exactly one of ``ids``: its chunks, vectors
+        and BM25 terms, in one new generation committed as atomically as an ingest. Returns
+        the removed keys.
+
+        An id is never read as a pattern: ``"*"`` removes the record whose id is ``*`` and
+        nothing else. A relative path that is no key names the file document of that path
+        from the current folder (file documents are keyed by absolute path). An id the index
+        does not hold raises :class:`RagkitError` and nothing is removed, unless
+        ``missing_ok`` (then it is passed over). To remove by glob or by source, use
+        :meth:`delete_matching`. ``wait`` as in :meth:`ingest`.
+
+        Example:
+            >>> Index.open("my-index").delete(["faq-2", "*"])  # doctest: +SKIP
+            ['faq-2', '*']
+        """
+        wanted = [ids] if isinstance(ids, str) else [str(i) for i in ids]
+        if not wanted:
+            raise RagkitError("Index.delete: give at least one document id")
+        with self.store.writing(wait):
+            found = exact_keys(self.store, wanted)
+            missing = [i for i, key in found.items() if key is None]
+            if missing and not missing_ok:
+                raise RagkitError(
+                    f"{self.store.location}: no document has the id "
+                    f"{', '.join(map(repr, missing[:5]))}; nothing removed (Index.documents() "
+                    "or `ragkit ls` lists the ids; Index.delete_matching removes by glob)"
+                )
+            keys = list(dict.fromkeys(key for key in found.values() if key is not None))
+            self._remove(keys)
+        return keys
+
+    def delete_matching(
+        self, patterns: str | Iterable[str], wait: bool | float = True
+    ) -> list[str]:
         """Remove every document whose key or source matches one of ``patterns`` (keys, or
-        globs as in :meth:`documents`), its chunks, vectors and BM25 terms, in one new
-        generation committed as atomically as an ingest. Returns the removed keys.
+        globs as in :meth:`documents`), in one new generation as :meth:`delete` does. Returns
+        the removed keys.
 
         Nothing is removed when a pattern matches no document (:class:`RagkitError`).
         ``wait`` as in :meth:`ingest`.
 
         Example:
-            >>> Index.open("my-index").delete(["examples/fa/*"])  # doctest: +SKIP
+            >>> Index.open("my-index").delete_matching(["examples/fa/*"])  # doctest: +SKIP
             ['examples/fa/poem.txt']
         """
         wanted = [patterns] if isinstance(patterns, str) else list(patterns)
         if not wanted:
-            raise RagkitError("Index.delete: give at least one document key or glob")
+            raise RagkitError("Index.delete_matching: give at least one document key or glob")
         with self.store.writing(wait):
             matched = select_keys(self.store, wanted)
             unmatched = [pattern for pattern, keys in matched.items() if not keys]
@@ -868,10 +904,16 @@ class Index:
                     "; nothing removed (Index.documents() or `ragkit ls` lists the keys)"
                 )
             keys = list(dict.fromkeys(key for found in matched.values() for key in found))
-            self.store.commit([], remove_keys=keys)
-            update_near_duplicates(self.store, {})  # drops their entries, regroups the rest
-            self.store.ensure_sparse()
+            self._remove(keys)
         return keys
+
+    def _remove(self, keys: list[str]) -> None:
+        """Commit the removal of the documents ``keys`` (under the writer lock)."""
+        if not keys:
+            return
+        self.store.commit([], remove_keys=keys)
+        update_near_duplicates(self.store, {})  # drops their entries, regroups the rest
+        self.store.ensure_sparse()
 
     def export(
         self, destination: str | Path | TextIO, format: str = "jsonl", vectors: bool = False
