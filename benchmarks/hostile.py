@@ -9,11 +9,16 @@ loader's peak RSS on a real text file just under the size limit (64 MiB), read a
 and the time and peak RSS of ingesting a 50 MB single-line text file (over the document limit).
 Writes benchmarks/results/hostile.json and prints a table.
 
-    .venv/bin/python benchmarks/hostile.py
+The second part (``hostile_surfaces.py``) tries the newer surfaces — records, deletes by id,
+collapse, standard input, filters, Milvus addresses and a real ``milvus-lite server`` — as a
+hostile user would, and writes benchmarks/results/hostile_surfaces.json.
+
+    .venv/bin/python benchmarks/hostile.py [--part files|surfaces|all]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -61,7 +66,45 @@ def loader_peak_mb(path: Path) -> float:
     return int(subprocess.run(command, capture_output=True, text=True, check=True).stdout) / 1024
 
 
+def surfaces() -> None:
+    """The surfaces part: every scenario on the folder store and on a milvus-lite server."""
+    import hostile_surfaces
+
+    from ragkit.store.milvus.server import LiteServer
+
+    clock = time.perf_counter()
+    data = Path(tempfile.mkdtemp(prefix="rk-surfaces-milvus-"))
+    with LiteServer(data) as address:
+        outcomes = hostile_surfaces.run(address)
+    shutil.rmtree(data, ignore_errors=True)
+    held = sum(outcome["held"] for outcome in outcomes)
+    result = {
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "cpus": os.cpu_count(),
+        "model": MODEL,
+        "scenarios": len(outcomes),
+        "held": held,
+        "failed": len(outcomes) - held,
+        "seconds": round(time.perf_counter() - clock, 1),
+        "outcomes": outcomes,
+    }
+    out = ROOT / "benchmarks" / "results" / "hostile_surfaces.json"
+    out.write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    print(f"{held} of {len(outcomes)} scenarios held ({result['seconds']} s)")
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--part", choices=("files", "surfaces", "all"), default="all")
+    part = parser.parse_args().part
+    if part in ("files", "all"):
+        files()
+    if part in ("surfaces", "all"):
+        surfaces()
+
+
+def files() -> None:
+    """The hostile file corpus ingested, beside the good files alone (the peer)."""
     work = Path(tempfile.mkdtemp(prefix="rk10-hostile-"))
     prefix, reads_unreadable = reader_prefix()
     cases = expected_for(build(work / "corpus"), reads_unreadable)
