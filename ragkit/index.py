@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TextIO
 
-import numpy as np
 from pydantic import ValidationError
 
 from ragkit.chunking import ChunkingRecord
@@ -34,7 +33,6 @@ from ragkit.documents.given import DEFAULT_SOURCE, check_source
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_DIMENSION, AUTO_MODEL, MINILM_NAMES
 from ragkit.errors import RagkitError, validation_message
-from ragkit.normalize.detect import check_language
 from ragkit.pipeline import (
     Ingest,
     IngestReport,
@@ -44,40 +42,16 @@ from ragkit.pipeline import (
     matching_key,
     sparse_terms,
 )
-from ragkit.pipeline.languages import query_languages
-from ragkit.pipeline.near_duplicates import THRESHOLD as NEAR_DUPLICATE_THRESHOLD
 from ragkit.pipeline.near_duplicates import DuplicateGroup, duplicate_groups
 from ragkit.pipeline.near_duplicates import update as update_near_duplicates
 from ragkit.pipeline.plan import PruneGuard
 from ragkit.pipeline.reanalyze import ReanalyzeReport, reanalyze
-from ragkit.pipeline.stages import embeds_normalized
-from ragkit.search.collapse import MAX_COLLAPSE_DEPTH, distinct
-from ragkit.search.contributions import Contribution, contributions, single_list
-from ragkit.search.evidence import EVIDENCE_CHOICES, DocumentEvidence, uses_evidence
-from ragkit.search.evidence import document_evidence as evidence
-from ragkit.search.feedback import (
-    FEEDBACK_CHOICES,
-    Feedback,
-    FeedbackParams,
-    levers,
-    looks_up,
-    repeated,
-    rm3,
-    rocchio,
-)
-from ragkit.search.fusion import SEARCH_MODES, FusionMethod, Ranking, SearchMode, fuse
-from ragkit.search.phrase import (
-    CANDIDATES,
-    MIN_TERMS,
-    PHRASE_CHOICES,
-    PhraseEvidence,
-    holds_phrase,
-    phrase_first,
-    phrase_words,
-    uses_phrase,
-)
+from ragkit.query.hits import ExplainedHit, Hit
+from ragkit.query.options import SearchOptions
+from ragkit.query.sequence import Search
+from ragkit.search.contributions import Contribution
 from ragkit.search.query import check_query
-from ragkit.store import DocumentEntry, IndexExistsError, IndexStore, StoredChunk
+from ragkit.store import DocumentEntry, IndexExistsError, IndexStore
 from ragkit.store.address import Location, create_store, display, index_exists, open_store
 from ragkit.store.catalog import EXPORT_FORMATS, exact_keys, select_keys, write_jsonl
 from ragkit.store.consistent import one_generation
@@ -88,39 +62,6 @@ if TYPE_CHECKING:
     from ragkit.rerank.reranker import Reranker
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One search result: a chunk of a document, with offsets into the document's original text.
-
-    ``document_id`` is the record's own id (a JSONL or CSV ``id``, what relevance judgments
-    name) or, for a file, its key; ``key`` is the document's key in the index, as ``ragkit ls``,
-    ``rm`` and ``info --document`` take it (``path#id`` for a record).
-    """
-
-    text: str
-    score: float
-    document_id: str
-    source: str
-    start: int
-    end: int
-    title: str = ""
-    language: str = ""
-    metadata: dict[str, Any] = field(default_factory=dict)
-    key: str = ""
-    duplicates: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class ExplainedHit:
-    """A hit of :meth:`Index.explain` and how its first-stage score came about
-    (:class:`ragkit.search.contributions.Contribution`); ``reranked``: ``hit.score`` is the
-    reranker's, ``contribution.score`` the first stage's."""
-
-    hit: Hit
-    contribution: Contribution
-    reranked: bool = False
 
 
 @dataclass(frozen=True)
@@ -161,23 +102,6 @@ class IndexInfo:
 
 
 _LISTS = ("chunkers_chosen", "settings")  # IndexInfo fields that rows() prints its own way
-
-
-def _hit(row: StoredChunk, score: float, duplicates: list[str] | None = None) -> Hit:
-    """The hit of a stored chunk."""
-    return Hit(
-        text=row.text,
-        score=score,
-        document_id=row.external_id or row.document_key,
-        source=row.source,
-        start=row.start,
-        end=row.end,
-        title=row.title,
-        language=row.language,
-        metadata=row.metadata,
-        key=row.document_key,
-        duplicates=duplicates or [],
-    )
 
 
 def _with_file_settings(
@@ -476,15 +400,6 @@ class Index:
         self.settings = settings
         return report
 
-    def _query_terms(self, keys: list[str], languages: list[str]) -> list[str]:
-        """A query's sparse terms in each of its languages: the first language's as they are
-        (a word the query repeats weighs more), then each other language's new terms."""
-        terms: list[str] = []
-        for key, language in zip(keys, languages, strict=True):
-            seen = set(terms)
-            terms += [term for term in self.terms(key, language) if term not in seen]
-        return terms
-
     def terms(self, key: str, language: str) -> list[str]:
         """Sparse terms of a matching key (:func:`ragkit.pipeline.sparse_terms`)."""
         return sparse_terms(key, language, self.settings)
@@ -518,68 +433,36 @@ class Index:
         return document_key(key)
 
     @one_generation
-    def search(
-        self,
-        query: str,
-        k: int = 10,
-        mode: SearchMode = "hybrid",
-        filters: dict[str, Any] | None = None,
-        fusion: FusionMethod | None = None,
-        rerank: bool = False,
-        language: str | None = None,
-        collapse: bool | None = None,
-        feedback: Feedback | None = None,
-        document_evidence: DocumentEvidence | None = None,
-        phrase_evidence: PhraseEvidence | None = None,
-    ) -> list[Hit]:
+    def search(self, query: str, options: SearchOptions | None = None, **given: Any) -> list[Hit]:
         """The ``k`` best chunks for ``query``, best first.
 
-        ``k`` ≥ 1. ``mode``: ``hybrid`` (dense + BM25, fused), ``dense`` or ``sparse``.
-        ``filters`` keep chunks whose document matches every entry (``language``, ``source``
-        glob, or any metadata key; a list of values matches any of them;
-        :mod:`ragkit.store.filters`) and apply before fusion. ``fusion``: ``weighted`` or
-        ``rrf`` (default: the ``fusion`` setting).
-        ``rerank``: the first stage's top ``rerank_depth`` go through the groupwise reranker
-        (:mod:`ragkit.rerank`) and ``score`` becomes the reranker's (interpolated) score.
-        ``language``: analyze the query as this language (ISO 639 code). By default it is
-        analyzed with the languages the index holds for the query's script
-        (:func:`ragkit.pipeline.languages.query_languages`), never with one it does not hold.
-        ``collapse``: fold hits whose text a better hit already shows into it (listed in its
-        ``duplicates``), so the ``k`` hits are ``k`` distinct passages (default: the
-        ``collapse`` setting, on; :mod:`ragkit.search.collapse`).
-        ``feedback``: ``off``, ``sparse`` (the query's terms expanded from the first pass's top
-        chunks, RM3), ``dense`` (its vector moved towards theirs, Rocchio), ``both``, or ``auto``
-        (what was measured to help for the query's languages); default: the ``feedback``
-        setting (:mod:`ragkit.search.feedback`). ``document_evidence``: ``on`` lifts a chunk
-        whose document has other chunks scoring below it (:mod:`ragkit.search.evidence`),
-        ``off``, ``auto``; default: the ``document_evidence`` setting. ``phrase_evidence``:
-        ``on`` puts the chunks holding the query's terms side by side and in order first
-        (:mod:`ragkit.search.phrase`), ``off``, ``auto`` (on for no language yet);
-        default: the ``phrase_evidence`` setting (off).
+        The options (:class:`ragkit.query.SearchOptions`, one object or its fields as
+        keywords; what is not given takes the index's setting) are ``k`` (≥ 1), ``mode``
+        (``hybrid``: dense + BM25, fused; ``dense``; ``sparse``), ``filters`` (chunks whose
+        document matches every entry: ``language``, ``source`` glob or any metadata key; a list
+        of values matches any of them; :mod:`ragkit.store.filters`; applied before fusion),
+        ``fusion`` (``weighted`` or ``rrf``), ``rerank`` (the first stage's top
+        ``rerank_depth`` through the groupwise reranker, :mod:`ragkit.rerank`; ``score``
+        becomes the reranker's), ``language`` (analyze the query as this ISO 639 code; by
+        default the languages the index holds for the query's script, never one it does not
+        hold), ``collapse`` (fold hits whose text a better hit shows into it, listed in its
+        ``duplicates``: :mod:`ragkit.search.collapse`), ``feedback`` (``off``, ``sparse``: RM3,
+        ``dense``: Rocchio, ``both``, ``auto``: :mod:`ragkit.search.feedback`),
+        ``document_evidence`` and ``phrase_evidence`` (``on``, ``off``, ``auto``:
+        :mod:`ragkit.search.evidence`, :mod:`ragkit.search.phrase`). The stages run in
+        :class:`ragkit.query.Search`.
+
+        Example:
+            >>> index.search("boiling point of water", k=3, mode="sparse")[0].key  # doctest: +SKIP
+            '/docs/water.md'
         """
-        found = self._search(
-            query, k, mode, filters, fusion, rerank, language, collapse,
-            feedback=feedback, document_evidence=document_evidence,
-            phrase_evidence=phrase_evidence,
-        )  # fmt: skip
-        return [hit for hit, _ in found]
+        return [hit for hit, _ in self._search(query, SearchOptions.of(options, **given))]
 
     @one_generation
     def explain(
-        self,
-        query: str,
-        k: int = 10,
-        mode: SearchMode = "hybrid",
-        filters: dict[str, Any] | None = None,
-        fusion: FusionMethod | None = None,
-        rerank: bool = False,
-        language: str | None = None,
-        collapse: bool | None = None,
-        feedback: Feedback | None = None,
-        document_evidence: DocumentEvidence | None = None,
-        phrase_evidence: PhraseEvidence | None = None,
+        self, query: str, options: SearchOptions | None = None, **given: Any
     ) -> list[ExplainedHit]:
-        """The hits of :meth:`search` (the same arguments, the same hits), each with the dense
+        """The hits of :meth:`search` (the same options, the same hits), each with the dense
         and sparse lists' parts of its first-stage score
         (:func:`ragkit.search.contributions.contributions`).
 
@@ -589,213 +472,20 @@ class Index:
             >>> part.dense + part.sparse == found.hit.score  # doctest: +SKIP
             True
         """
-        found = self._search(
-            query, k, mode, filters, fusion, rerank, language, collapse, True,
-            feedback=feedback, document_evidence=document_evidence,
-            phrase_evidence=phrase_evidence,
-        )  # fmt: skip
-        return [ExplainedHit(hit, part, rerank) for hit, part in found if part is not None]
+        chosen = SearchOptions.of(options, **given)
+        found = self._search(query, chosen, explain=True)
+        return [ExplainedHit(hit, part, chosen.rerank) for hit, part in found if part is not None]
 
     def _search(
-        self,
-        query: str,
-        k: int,
-        mode: SearchMode,
-        filters: dict[str, Any] | None,
-        fusion: FusionMethod | None,
-        rerank: bool,
-        language: str | None,
-        collapse: bool | None,
-        explain: bool = False,
-        *,
-        feedback: Feedback | None = None,
-        document_evidence: DocumentEvidence | None = None,
-        phrase_evidence: PhraseEvidence | None = None,
-        depth: int | None = None,
+        self, query: str, options: SearchOptions, explain: bool = False
     ) -> list[tuple[Hit, Contribution | None]]:
-        """:meth:`search`'s hits, each with its contribution when ``explain`` (else None);
-        ``depth``: the candidates taken from each list (default ``fusion_depth``, at least k)."""
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise RagkitError(f"k={k!r}: ask for at least one hit (a whole number ≥ 1)")
-        if filters is not None and not isinstance(filters, dict):
-            raise RagkitError(
-                f"filters={filters!r:.60}: give a dict of field → value, e.g. "
-                '{"language": "ar", "year": {">=": 2000}}'
-            )
+        """:meth:`search`'s hits, each with its contribution when ``explain`` (else None)."""
         self._follow_model()
         check_query(query)
-        if language is not None:
-            language = check_language(language, "language")
-        for name, value, choices in (
-            ("feedback", feedback, FEEDBACK_CHOICES),
-            ("document_evidence", document_evidence, EVIDENCE_CHOICES),
-            ("phrase_evidence", phrase_evidence, PHRASE_CHOICES),
-        ):
-            if value is not None and value not in choices:
-                raise RagkitError(f"{name}={value!r}: use one of {', '.join(choices)}")
-        if rerank:
-            depth = max(k, self.settings.rerank_depth)
-            candidates = self._search(
-                query, depth, mode, filters, fusion, False, language, collapse, explain,
-                feedback=feedback, document_evidence=document_evidence,
-                phrase_evidence=phrase_evidence,
-            )  # fmt: skip
-            first = {(hit.key, hit.start, hit.end): part for hit, part in candidates}
-            reranked = self.reranker.rerank_hits(query, [hit for hit, _ in candidates], k)
-            return [(hit, first[hit.key, hit.start, hit.end]) for hit in reranked]
-        if mode not in SEARCH_MODES:
-            raise RagkitError(f"search mode {mode!r}: use one of {', '.join(SEARCH_MODES)}")
         if self.settings.embedding_model == AUTO_MODEL:
             return []  # nothing ingested yet
-        allowed = self.store.filtered_chunk_ids(filters) if filters else None
-        depth = depth or max(k, self.settings.fusion_depth)
-        languages = [language] if language else query_languages(query, self.store.languages())
-        keys = [self.matching_key(query, each) for each in languages]
-        method = fusion or self.settings.fusion
-        vector = None
-        if mode in ("hybrid", "dense"):
-            text = keys[0] if embeds_normalized(languages[0], self.settings) else query
-            vector = self.encoder.encode_queries([text])[0]
-        terms = self._query_terms(keys, languages) if mode != "dense" else []
-        asked = terms  # the query's own terms, before any feedback
-        lists = self._lists(mode, method, vector, terms, depth, allowed)
-        sparse_feedback, dense_feedback = levers(feedback or self.settings.feedback, languages)
-        sparse_feedback &= mode != "dense"
-        dense_feedback &= mode != "sparse"
-        if sparse_feedback or dense_feedback:
-            vector, terms = self._feedback(lists[2], vector, terms, sparse_feedback, dense_feedback)
-            lists = self._lists(mode, method, vector, terms, depth, allowed)
-        dense, sparse, scored = lists
-        parts: dict[int, Contribution] = {}
-        if explain:
-            if mode == "hybrid":
-                weights = (self.settings.dense_weight, 1.0 - self.settings.dense_weight)
-                parts = contributions(dense, sparse, method, self.settings.rrf_k, weights)
-            else:
-                parts = single_list(scored, "dense" if mode == "dense" else "sparse")
-        if uses_evidence(document_evidence or self.settings.document_evidence, languages):
-            owner = self.store.chunks_by_id(i for i, _ in scored)
-            before = dict(scored)
-            scored = evidence(
-                [(i, s) for i, s in scored if i in owner],
-                {i: row.document_key for i, row in owner.items()},
-            )
-            parts = {
-                i: dataclasses.replace(part, score=score, evidence=score - before[i])
-                for i, score in scored
-                if (part := parts.get(i)) is not None
-            }
-        if uses_phrase(phrase_evidence or self.settings.phrase_evidence, languages):
-            scored, parts = self._phrase_first(scored, parts, asked, sparse)
-        folding = self.settings.collapse if collapse is None else collapse
-        if not folding:
-            rows = self.store.chunks_by_id(i for i, _ in scored[:k])
-            return [(_hit(rows[i], score), parts.get(i)) for i, score in scored[:k] if i in rows]
-        found = distinct(
-            scored,
-            k,
-            self.store.chunks_by_id,
-            lambda row: row.text,
-            lambda row: row.document_key,
-            self.store.near_duplicate_groups,
-            NEAR_DUPLICATE_THRESHOLD,
-        )
-        short = len(found.passages) < k or found.runs_on
-        if short and len(scored) >= depth and depth < MAX_COLLAPSE_DEPTH:
-            # copies filled the candidates: widen the pool, so that k distinct passages come
-            # back whenever the index holds them and each lists all of its copies
-            return self._search(
-                query, k, mode, filters, fusion, False, language, collapse, explain,
-                feedback=feedback, document_evidence=document_evidence,
-                phrase_evidence=phrase_evidence, depth=depth * 4,
-            )  # fmt: skip
-        return [
-            (_hit(row, score, copies), parts.get(row.chunk_id))
-            for row, score, copies in found.passages
-        ]
-
-    def _lists(
-        self,
-        mode: SearchMode,
-        method: FusionMethod,
-        vector: np.ndarray | None,
-        terms: list[str],
-        depth: int,
-        allowed: np.ndarray | None,
-    ) -> tuple[Ranking, Ranking, Ranking]:
-        """The dense list, the sparse list and the ranking a search makes of them."""
-        dense: Ranking = []
-        if vector is not None:
-            dense = self.store.search_vectors(vector, depth, allowed)
-        if mode == "dense":
-            return dense, [], dense
-        # Weighted fusion compares scores, so each list scores the other's candidates too
-        # (not 0 for "below this list's depth").
-        complete = mode == "hybrid" and method == "weighted"
-        include = [i for i, _ in dense] if complete else []
-        sparse = self.store.search_terms(terms, depth, allowed, include)
-        if mode == "sparse":
-            return [], sparse, sparse
-        if complete and vector is not None:
-            found = {i for i, _ in dense}
-            missing = [i for i, _ in sparse if i not in found]
-            dense = dense + self.store.score_vectors(vector, missing)
-        weights = (self.settings.dense_weight, 1.0 - self.settings.dense_weight)
-        return dense, sparse, fuse([dense, sparse], method, self.settings.rrf_k, weights)
-
-    def _phrase_first(
-        self,
-        scored: Ranking,
-        parts: dict[int, Contribution],
-        terms: list[str],
-        sparse: Ranking,
-    ) -> tuple[Ranking, dict[int, Contribution]]:
-        """``scored`` with the chunks holding ``terms`` as a phrase first (among the sparse
-        list's top :data:`~ragkit.search.phrase.CANDIDATES`; :mod:`ragkit.search.phrase`),
-        their contributions carrying the ``phrase`` lift."""
-        if phrase_words(terms) < MIN_TERMS:
-            return scored, parts
-        top = sorted(sparse, key=lambda item: -item[1])[:CANDIDATES]
-        stored = self.store.terms_by_id([i for i, _ in top])
-        matching = {i for i, chunk_terms in stored.items() if holds_phrase(terms, chunk_terms)}
-        before = dict(scored)
-        scored = phrase_first(scored, matching)
-        parts = {
-            i: dataclasses.replace(part, score=score, phrase=score - before[i])
-            for i, score in scored
-            if (part := parts.get(i)) is not None
-        }
-        return scored, parts
-
-    def _feedback(
-        self,
-        scored: Ranking,
-        vector: np.ndarray | None,
-        terms: list[str],
-        sparse: bool,
-        dense: bool,
-    ) -> tuple[np.ndarray | None, list[str]]:
-        """The query vector and terms of the second pass, learned from the first pass's top
-        chunks (:mod:`ragkit.search.feedback`)."""
-        params = FeedbackParams()
-        if sparse and terms:
-            top = scored[: params.documents]
-            stored = self.store.terms_by_id([i for i, _ in top])
-            found = [(stored[i], s) for i, s in top if i in stored]
-            if found and not looks_up(terms, found[0][0], params.lookup_terms):
-                weights = rm3(
-                    terms,
-                    [each for each, _ in found],
-                    [s for _, s in found],
-                    params.terms,
-                    params.original_weight,
-                )
-                terms = repeated(weights)
-        if dense and vector is not None:
-            top = scored[: params.dense_documents]
-            vectors = self.store.vectors_by_id([i for i, _ in top])
-            vector = rocchio(vector, list(vectors.values()), params.dense_original_weight)
-        return vector, terms
+        search = Search(self.store, self.settings, lambda: self.encoder, lambda: self.reranker)
+        return search.run(query, options, explain)
 
     def info(self) -> IndexInfo:
         """Where the index is, its model and chunker, its counts, the chunkers chosen and the

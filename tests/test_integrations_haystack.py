@@ -157,7 +157,7 @@ def test_serialization(ragkit_index: Index) -> None:
     data = retriever.to_dict()
     assert data["init_parameters"]["index"] == str(ragkit_index.store.location)
     again = RagkitRetriever.from_dict(data)
-    assert (again.top_k, again.mode, again.filter_policy.value) == (3, "dense", "merge")
+    assert (again.top_k, again.options.mode, again.filter_policy.value) == (3, "dense", "merge")
     pipeline = Pipeline()
     pipeline.add_component("retriever", retriever)
     pipeline.add_component("splitter", RagkitDocumentSplitter(split_length=32, markdown=True))

@@ -12,6 +12,7 @@ import pytest
 from conftest import MODEL, cli, records_index
 from ragkit import Index, RagkitError
 from ragkit.config import QUERY_SETTINGS, Settings
+from ragkit.query.analyze import query_terms
 from ragkit.search.phrase import holds_phrase, phrase_first, phrase_words, uses_phrase
 
 # "notes" holds the words of the span more often (BM25 prefers it) and means the same (the
@@ -140,7 +141,7 @@ def test_arabic_words_count_once(tmp_path: Path) -> None:
     ]  # fmt: skip
     with Index.open(tmp_path / "index", create=True, model=MODEL, chunker="sentence") as ix:
         ix.add(hadiths)
-        terms = ix._query_terms([ix.matching_key("الأعمال بالنيات", "ar")], ["ar"])
+        terms = query_terms([ix.matching_key("الأعمال بالنيات", "ar")], ["ar"], ix.settings)
         assert len(terms) == 4 and phrase_words(terms) == 2
         two = ix.explain("الأعمال بالنيات", k=2, phrase_evidence="on", collapse=False)
         assert [each.contribution.phrase for each in two] == [0.0, 0.0]

@@ -8,7 +8,6 @@ Example:
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,39 +17,20 @@ from rich.table import Table
 from ragkit.cli.ingest import CONFIG
 from ragkit.cli.options import INDEX
 from ragkit.cli.output import console, counted, errors, fail, plain
+from ragkit.cli.search_options import with_search_options
 from ragkit.errors import RagkitError
-from ragkit.normalize.detect import check_language
+from ragkit.query import SearchOptions
 from ragkit.search.query import check_query
 
 if TYPE_CHECKING:
     from ragkit.index import Index
 
 
+@with_search_options()
 def query(
     text: str = typer.Argument(..., help="The query."),
     index: str = INDEX,
-    k: int = typer.Option(10, "-k", "--top-k", min=1, help="Number of hits."),
-    mode: str = typer.Option("hybrid", "--mode", help="hybrid | dense | sparse."),
-    fusion: str | None = typer.Option(
-        None, "--fusion", help="weighted | rrf (hybrid mode; default: the index's setting)."
-    ),
-    where: list[str] = typer.Option(
-        [],
-        "--filter",
-        help="KEY=VALUE: language, source (glob; * stays in one folder, ** crosses them) or a "
-        "metadata key (2020 also matches the number; meta.source for a metadata field named "
-        "source). KEY=A,B or a repeated key: any of the values. KEY>=N, KEY<N…: a numeric range.",
-    ),
     as_json: bool = typer.Option(False, "--json", help="Print hits as JSON."),
-    lang: str | None = typer.Option(
-        None,
-        "--lang",
-        help="Analyze the query as this language (ISO 639 code, e.g. en, ar); default: the "
-        "languages the index holds for the query's script.",
-    ),
-    rerank: bool = typer.Option(
-        False, "--rerank", help="Rerank the top candidates with the groupwise reranker."
-    ),
     rerank_weight: float | None = typer.Option(
         None,
         "--rerank-weight",
@@ -61,45 +41,16 @@ def query(
     reranker: str | None = typer.Option(
         None, "--reranker", help="With --rerank: a shipped model or a folder from `rerank train`."
     ),
-    collapse: bool | None = typer.Option(
-        None,
-        "--collapse/--no-collapse",
-        help="Fold hits whose text a better hit shows into it, so k hits are k distinct "
-        "passages (default: the index's collapse setting, on).",
-    ),
-    feedback: str | None = typer.Option(
-        None,
-        "--feedback",
-        help="off | sparse | dense | both | auto: a second pass with the query expanded from "
-        "the first pass's top chunks (default: the index's feedback setting).",
-    ),
-    document_evidence: str | None = typer.Option(
-        None,
-        "--document-evidence",
-        help="on | off | auto: lift a chunk whose document matches in other chunks too "
-        "(default: the index's setting).",
-    ),
-    phrase_evidence: str | None = typer.Option(
-        None,
-        "--phrase-evidence",
-        help="on | off | auto: chunks holding the query's words side by side and in order "
-        "come first (default: the index's setting, off).",
-    ),
     config: Path | None = CONFIG,
+    *,
+    options: SearchOptions,
 ) -> None:
     """Search an index and print ranked hits."""
     from ragkit.index import Index
 
+    lang = options.language
     try:
         check_query(text)
-        if lang is not None:
-            lang = check_language(lang)
-        filters: dict[str, list[Any]] = {}
-        for item in where:
-            key, values = parse_filter(item)
-            filters.setdefault(key, []).extend(values)  # a repeated key: any of its values
-        if fusion not in (None, "rrf", "weighted"):
-            raise RagkitError(f"--fusion {fusion!r}: use rrf or weighted")
         overrides: dict[str, Any] = {"rerank_weight": rerank_weight, "reranker": reranker}
         chosen = {k: v for k, v in overrides.items() if v is not None}
         opened = Index.open(index, config=config, **chosen)
@@ -110,28 +61,16 @@ def query(
                 f"the query is analyzed as {lang!r} anyway",
                 soft_wrap=True,
             )
-        if rerank:
+        if options.rerank:
             check_rerank_languages(opened, lang, text)
-        hits = opened.search(
-            text,
-            k=k,
-            mode=mode,  # type: ignore[arg-type]  # Index.search checks it
-            filters=filters or None,
-            fusion=fusion,  # type: ignore[arg-type]
-            rerank=rerank,
-            language=lang,
-            collapse=collapse,
-            feedback=feedback,  # type: ignore[arg-type]  # Index.search checks it
-            document_evidence=document_evidence,  # type: ignore[arg-type]
-            phrase_evidence=phrase_evidence,  # type: ignore[arg-type]
-        )
+        hits = opened.search(text, options)
     except RagkitError as error:
         fail(error)
     if as_json:
         typer.echo(json.dumps([hit.__dict__ for hit in hits], ensure_ascii=False, indent=2))
         return
     if not hits:
-        matching = " matching the filters" if filters else ""
+        matching = " matching the filters" if options.filters else ""
         console.print(f"no hits for {text!r}{matching} in {index}", soft_wrap=True, markup=False)
         return
     table = Table("#", "score", "document", "span", "text", title=plain(f"query: {text}"))
@@ -211,34 +150,3 @@ def info(
     for name, value in details.rows():
         table.add_row(name, plain(value))
     console.print(table)
-
-
-_RANGE = re.compile(r"^([^<>=]+)(>=|<=|>|<)(.+)$")
-
-
-def parse_filter(item: str) -> tuple[str, list[Any]]:
-    """One ``--filter``: ``KEY=VALUE`` (``KEY=A,B``: any of them) or a range ``KEY>=N``.
-
-    Example:
-        >>> parse_filter("language=fa,ar"), parse_filter("year>=1990")
-        (('language', ['fa', 'ar']), ('year', [{'>=': '1990'}]))
-        >>> parse_filter("year=>2000")
-        Traceback (most recent call last):
-        ...
-        ragkit.errors.RagkitError: --filter 'year=>2000': no value starts with '>'; did you mean 'year>=2000'? (ranges are KEY>=N, KEY<N…; values KEY=VALUE)
-    """
-    if ranged := _RANGE.match(item):
-        key, operator, bound = ranged.groups()
-        return key.strip(), [{operator: bound.strip()}]
-    key, separator, value = item.partition("=")
-    if not separator or not key:
-        raise RagkitError(
-            f"--filter {item!r}: write KEY=VALUE (e.g. language=ar) or a range (year>=1990)"
-        )
-    if value[:1] in ("<", ">", "="):  # year=>2000, year==2000: a range or a value mistyped
-        fixed = f"{key}{value[0]}={value[1:]}" if value[:1] in "<>" else f"{key}={value[1:]}"
-        raise RagkitError(
-            f"--filter {item!r}: no value starts with {value[0]!r}; did you mean {fixed!r}? "
-            "(ranges are KEY>=N, KEY<N…; values KEY=VALUE)"
-        )
-    return key, value.split(",")

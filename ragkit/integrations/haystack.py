@@ -31,6 +31,7 @@ from ragkit.integrations.common import (
     index_location,
     open_index,
 )
+from ragkit.query import SearchOptions
 from ragkit.search.fusion import SearchMode
 
 # No ``from __future__ import annotations`` here: Haystack 2 matches sockets by the run
@@ -146,9 +147,7 @@ class RagkitRetriever:
         haystack_filters(filters)  # a filter ragkit cannot apply fails here, not at run time
         self.filters = filters
         self.top_k = check_k(top_k, "top_k")
-        self.mode: SearchMode = mode
-        self.rerank = rerank
-        self.language = language
+        self.options = SearchOptions.of(mode=mode, rerank=rerank, language=language)
         self.filter_policy = (
             filter_policy
             if isinstance(filter_policy, FilterPolicy)
@@ -160,7 +159,7 @@ class RagkitRetriever:
         (``Pipeline.warm_up`` and ``Pipeline.run`` call this)."""
         if self.index.settings.embedding_model != AUTO_MODEL:
             _ = self.index.encoder
-            if self.rerank:
+            if self.options.rerank:
                 _ = self.index.reranker
 
     def to_dict(self) -> dict[str, Any]:
@@ -170,9 +169,9 @@ class RagkitRetriever:
             index=index_location(self.index),
             filters=self.filters,
             top_k=self.top_k,
-            mode=self.mode,
-            rerank=self.rerank,
-            language=self.language,
+            mode=self.options.mode,
+            rerank=self.options.rerank,
+            language=self.options.language,
             filter_policy=self.filter_policy.value,
         )
 
@@ -196,14 +195,7 @@ class RagkitRetriever:
         k = check_k(self.top_k if top_k is None else top_k, "top_k")
         if k == 0:
             return {"documents": []}
-        hits = self.index.search(
-            query,
-            k=k,
-            mode=self.mode,
-            filters=haystack_filters(chosen),
-            rerank=self.rerank,
-            language=self.language,
-        )
+        hits = self.index.search(query, self.options, k=k, filters=haystack_filters(chosen))
         return {"documents": [hit_document(hit) for hit in hits]}
 
     @component.output_types(documents=list[Document])

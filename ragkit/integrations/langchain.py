@@ -43,7 +43,8 @@ from ragkit.integrations.common import (
     open_index,
     stored_texts,
 )
-from ragkit.search.fusion import FusionMethod, SearchMode
+from ragkit.query import SearchOptions
+from ragkit.search.fusion import SearchMode
 
 try:
     from langchain_core.documents import Document
@@ -58,7 +59,11 @@ except ImportError as error:
 log = logging.getLogger(__name__)
 
 SOURCE = "<langchain>"
-SEARCH_OPTIONS = ("filter", "mode", "rerank", "language", "fusion")
+# Search keywords: LangChain's ``filter`` and every search option but ``k`` and ``filters``.
+SEARCH_OPTIONS = (
+    "filter",
+    *(name for name in SearchOptions.model_fields if name not in ("k", "filters")),
+)
 MONGO_COMPARISONS = {"$eq": "==", "$in": "in", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 
 
@@ -163,9 +168,7 @@ class RagkitVectorStore(VectorStore):
         if not is_record_source(source):
             raise RagkitError(f"source {source!r}: write it in angle brackets, e.g. '<notes>'")
         self.source = source
-        self.mode: SearchMode = mode
-        self.rerank = rerank
-        self.language = language
+        self.options = SearchOptions.of(mode=mode, rerank=rerank, language=language)
 
     @property
     def embeddings(self) -> Embeddings | None:
@@ -235,16 +238,8 @@ class RagkitVectorStore(VectorStore):
             )
         if check_k(k, "k") == 0:
             return []
-        fusion: FusionMethod | None = kwargs.get("fusion")
-        hits = self.index.search(
-            query,
-            k=k,
-            mode=kwargs.get("mode", self.mode),
-            filters=langchain_filter(filter),
-            fusion=fusion,
-            rerank=kwargs.get("rerank", self.rerank),
-            language=kwargs.get("language", self.language),
-        )
+        options = SearchOptions.of(self.options, **kwargs, k=k, filters=langchain_filter(filter))
+        hits = self.index.search(query, options)
         return [(self._document(hit, n), hit.score) for hit, n in _with_lengths(self.index, hits)]
 
     def _document(self, hit: Hit, length: int | None) -> Document:

@@ -33,6 +33,7 @@ from ragkit.integrations.common import (
     hit_metadata,
     open_index,
 )
+from ragkit.query import SearchOptions
 from ragkit.search.fusion import SearchMode
 
 try:
@@ -157,22 +158,15 @@ class RagkitRetriever(BaseRetriever):
     ) -> None:
         self.index = open_index(index)
         self.similarity_top_k = check_k(similarity_top_k, "similarity_top_k")
-        self.mode: SearchMode = mode
+        self.options = SearchOptions.of(mode=mode, rerank=rerank, language=language)
         self.filters = llama_index_filters(filters)
-        self.rerank = rerank
-        self.language = language
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if self.similarity_top_k == 0:
             return []
         hits = self.index.search(
-            query_bundle.query_str,
-            k=self.similarity_top_k,
-            mode=self.mode,
-            filters=self.filters,
-            rerank=self.rerank,
-            language=self.language,
+            query_bundle.query_str, self.options, k=self.similarity_top_k, filters=self.filters
         )
         return [NodeWithScore(node=hit_node(hit), score=hit.score) for hit in hits]
 

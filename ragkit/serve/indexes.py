@@ -23,7 +23,6 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ragkit.embed.models import AUTO_MODEL
 from ragkit.errors import RagkitError
@@ -155,22 +154,11 @@ class ServedIndexes:
         if request.rerank:
             with self._locks[name]:
                 _ = index.reranker  # loaded once, even when requests arrive together
-        options: dict[str, Any] = {
-            "k": request.k,
-            "mode": request.mode,
-            "filters": dict(request.filters) if request.filters else None,
-            "fusion": request.fusion,
-            "rerank": request.rerank,
-            "language": request.language,
-            "collapse": request.collapse,
-            "feedback": request.feedback,
-            "document_evidence": request.document_evidence,
-            "phrase_evidence": request.phrase_evidence,
-        }
+        options = request.options()
         if not request.explain:
-            hits = index.search(request.query, **options)
+            hits = index.search(request.query, options)
             return SearchResponse(index=name, generation=index.store.generation, hits=hits)
-        explained = index.explain(request.query, **options)
+        explained = index.explain(request.query, options)
         return SearchResponse(
             index=name,
             generation=index.store.generation,

@@ -21,56 +21,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, StrictInt, field_validator, model_validator
 
-from ragkit.errors import RagkitError
 from ragkit.index import Hit
-from ragkit.normalize.detect import check_language
-from ragkit.search.evidence import DocumentEvidence
-from ragkit.search.feedback import Feedback
-from ragkit.search.fusion import FusionMethod, SearchMode
-from ragkit.search.phrase import PhraseEvidence
+from ragkit.query import SearchOptions
 from ragkit.serve.limits import finite
 from ragkit.serve.views import HitExplanation
 
 
-class SearchRequest(BaseModel):
-    """``POST /search``: the arguments of :meth:`ragkit.Index.search`, plus the index name."""
+class SearchRequest(SearchOptions):
+    """``POST /search``: the query, the index name and the search options
+    (:class:`ragkit.query.SearchOptions`, every field of it), plus ``explain``."""
 
     query: str = Field(description="The query; it needs at least one letter or digit.")
     index: str | None = Field(
         None, description="Name of a served index (GET /indexes); may be left out when one is."
     )
-    k: int = Field(10, ge=1, le=1000, description="Number of hits.")
-    mode: SearchMode = "hybrid"
-    filters: dict[str, str | int | float] | None = Field(
-        None, description="language, source (a glob) or a metadata key, each to match exactly."
-    )
-    fusion: FusionMethod | None = Field(None, description="Hybrid fusion; default: the index's.")
-    language: str | None = Field(
-        None, description="Analyze the query as this ISO 639 code (e.g. en, ar; one ragkit knows)."
-    )
-    rerank: bool = Field(False, description="Rerank the first stage with the groupwise reranker.")
-    collapse: bool | None = Field(
-        None,
-        description="Fold hits whose text a better hit shows into it (listed in its "
-        "'duplicates'), so k hits are k distinct passages; default: the index's setting (on).",
-    )
-    feedback: Feedback | None = Field(
-        None,
-        description="off | sparse | dense | both | auto: a second pass with the query expanded "
-        "from the first pass's top chunks; default: the index's setting.",
-    )
-    document_evidence: DocumentEvidence | None = Field(
-        None,
-        description="on | off | auto: lift a chunk whose document matches in other chunks "
-        "too; default: the index's setting.",
-    )
-    phrase_evidence: PhraseEvidence | None = Field(
-        None,
-        description="on | off | auto: chunks holding the query's words side by side and in "
-        "order come first; default: the index's setting (off).",
-    )
+    k: StrictInt = Field(10, ge=1, le=1000, description="Number of hits.")
     explain: bool = Field(
         False,
         description="Also return 'explanations': each hit's dense and sparse parts of its "
@@ -90,15 +57,11 @@ class SearchRequest(BaseModel):
             raise ValueError("empty query: give words to search for")
         return query
 
-    @field_validator("language")
-    @classmethod
-    def _known_language(cls, language: str | None) -> str | None:
-        if language is not None:
-            try:
-                return check_language(language, "language")
-            except RagkitError as error:
-                raise ValueError(str(error)) from None
-        return language
+    def options(self) -> SearchOptions:
+        """The search options of this request."""
+        return SearchOptions.model_validate(
+            self.model_dump(include=set(SearchOptions.model_fields))
+        )
 
 
 class SearchResponse(BaseModel):

@@ -1,0 +1,148 @@
+"""Every per-query option, declared once: :class:`SearchOptions`.
+
+:meth:`ragkit.Index.search` and :meth:`~ragkit.Index.explain` take them as keywords (or one
+``SearchOptions``), ``POST /search`` as body fields (:class:`ragkit.serve.schemas.SearchRequest`
+extends this model), ``ragkit query`` as options (:mod:`ragkit.cli.search_options` makes a
+typer option of each field, its choices completed and checked by typer) and the framework
+components as search keywords. An option left ``None`` takes the index's setting of the same
+name (``ragkit.toml`` or ``Index.open(..., feedback="dense")``).
+
+Example:
+    >>> SearchOptions(k=3, mode="sparse").k
+    3
+    >>> SearchOptions.of(mode="fuzzy")
+    Traceback (most recent call last):
+    ...
+    ragkit.errors.RagkitError: search mode 'fuzzy': use one of hybrid, dense, sparse
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args, get_origin
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+    field_validator,
+)
+
+from ragkit.errors import RagkitError, validation_message
+from ragkit.normalize.detect import check_language
+from ragkit.search.evidence import DocumentEvidence
+from ragkit.search.feedback import Feedback
+from ragkit.search.fusion import FusionMethod, SearchMode
+from ragkit.search.phrase import PhraseEvidence
+
+FILTERS_EXAMPLE = '{"language": "ar", "year": {">=": 2000}}'
+
+
+class SearchOptions(BaseModel):
+    """How one query is searched; ``None`` means the index's setting of that name."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    k: StrictInt = Field(10, ge=1, description="Number of hits.")
+    mode: SearchMode = Field("hybrid", description="hybrid (dense + BM25, fused), dense or sparse.")
+    filters: dict[str, Any] | None = Field(
+        None,
+        description="Keep chunks whose document matches every entry: language, source (a "
+        "glob) or a metadata key; a list of values matches any of them, "
+        '{">=": N} a range. Applied before fusion.',
+    )
+    fusion: FusionMethod | None = Field(
+        None, description="weighted or rrf (hybrid mode); default: the index's setting."
+    )
+    rerank: StrictBool = Field(
+        False, description="Rerank the first stage's top candidates with the groupwise reranker."
+    )
+    language: str | None = Field(
+        None,
+        description="Analyze the query as this language (ISO 639 code, e.g. en, ar); default: "
+        "the languages the index holds for the query's script.",
+    )
+    collapse: StrictBool | None = Field(
+        None,
+        description="Fold hits whose text a better hit shows into it (listed in its "
+        "'duplicates'), so k hits are k distinct passages; default: the index's setting (on).",
+    )
+    feedback: Feedback | None = Field(
+        None,
+        description="off | sparse | dense | both | auto: a second pass with the query expanded "
+        "from the first pass's top chunks; default: the index's setting.",
+    )
+    document_evidence: DocumentEvidence | None = Field(
+        None,
+        description="on | off | auto: lift a chunk whose document matches in other chunks "
+        "too; default: the index's setting.",
+    )
+    phrase_evidence: PhraseEvidence | None = Field(
+        None,
+        description="on | off | auto: chunks holding the query's words side by side and in "
+        "order come first; default: the index's setting (off).",
+    )
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, language: str | None) -> str | None:
+        try:
+            return None if language is None else check_language(language, "language")
+        except RagkitError as error:  # pydantic reports ValueErrors: a 422 over HTTP
+            raise ValueError(str(error)) from None
+
+    @classmethod
+    def of(cls, options: SearchOptions | None = None, /, **given: Any) -> SearchOptions:
+        """``options`` (default: all defaults) with the options ``given`` by name, checked:
+        an unknown name or a value out of its choices raises one :class:`RagkitError`
+        naming the option and what it takes.
+
+        Example:
+            >>> SearchOptions.of(SearchOptions(k=3), mode="dense").model_dump(exclude_defaults=True)
+            {'k': 3, 'mode': 'dense'}
+        """
+        unknown = sorted(set(given) - set(cls.model_fields))
+        if unknown:
+            raise RagkitError(
+                f"unknown search option(s) {', '.join(unknown)}; the options are "
+                f"{', '.join(cls.model_fields)}"
+            )
+        base = options.model_dump(exclude_unset=True) if options is not None else {}
+        try:
+            return cls.model_validate(base | given)
+        except ValidationError as error:
+            raise RagkitError(refusal(error, base | given)) from None
+
+
+def choices(option: str) -> tuple[str, ...]:
+    """The values a choice option of :class:`SearchOptions` takes.
+
+    Example:
+        >>> choices("feedback")
+        ('auto', 'off', 'sparse', 'dense', 'both')
+    """
+    annotation = SearchOptions.model_fields[option].annotation
+    literal = next(a for a in (annotation, *get_args(annotation)) if get_origin(a) is Literal)
+    return get_args(literal)
+
+
+def refusal(error: ValidationError, given: dict[str, Any]) -> str:
+    """One line for the first problem pydantic found in ``given``, in ragkit's words."""
+    problem = error.errors()[0]
+    name = str(problem["loc"][0]) if problem["loc"] else ""
+    value = given.get(name)
+    if name == "k":
+        return f"k={value!r}: ask for at least one hit (a whole number ≥ 1)"
+    if name == "mode":
+        return f"search mode {value!r}: use one of {', '.join(choices('mode'))}"
+    if name == "filters":
+        return f"filters={value!r:.60}: give a dict of field → value, e.g. {FILTERS_EXAMPLE}"
+    if name in ("fusion", "feedback", "document_evidence", "phrase_evidence"):
+        return f"{name}={value!r}: use one of {', '.join(choices(name))}"
+    if name == "language":
+        return validation_message(error)
+    if name in ("rerank", "collapse"):
+        return f"{name}={value!r}: give True or False"
+    return f"{name or 'search options'}={value!r:.60}: {problem['msg']}"

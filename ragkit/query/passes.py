@@ -1,0 +1,145 @@
+"""The retrieval stages of the query sequence over one store: the first-stage lists and their
+fusion, the feedback second pass, document evidence and phrase evidence.
+
+Each takes and returns rankings (``[(chunk_id, score)]``, best first) and, when a search is
+explained, each hit's :class:`~ragkit.search.contributions.Contribution` updated with what the
+stage added.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragkit.config import Settings
+from ragkit.search.contributions import Contribution, contributions, single_list
+from ragkit.search.evidence import document_evidence
+from ragkit.search.feedback import FeedbackParams, looks_up, repeated, rm3, rocchio
+from ragkit.search.fusion import FusionMethod, Ranking, SearchMode, fuse
+from ragkit.search.phrase import CANDIDATES, MIN_TERMS, holds_phrase, phrase_first, phrase_words
+from ragkit.store import IndexStore
+
+Parts = dict[int, Contribution]
+
+
+@dataclass(frozen=True)
+class Lists:
+    """The first stage's dense and sparse lists and the ranking made of them (the fused one
+    in hybrid mode, else the one list)."""
+
+    dense: Ranking
+    sparse: Ranking
+    scored: Ranking
+
+
+def first_stage(
+    store: IndexStore,
+    settings: Settings,
+    mode: SearchMode,
+    method: FusionMethod,
+    vector: np.ndarray | None,
+    terms: list[str],
+    depth: int,
+    allowed: np.ndarray | None,
+) -> Lists:
+    """The dense list, the sparse list and the ranking a search makes of them, ``depth``
+    candidates from each, within the ``allowed`` chunks (None: all)."""
+    dense: Ranking = []
+    if vector is not None:
+        dense = store.search_vectors(vector, depth, allowed)
+    if mode == "dense":
+        return Lists(dense, [], dense)
+    # Weighted fusion compares scores, so each list scores the other's candidates too
+    # (not 0 for "below this list's depth").
+    complete = mode == "hybrid" and method == "weighted"
+    include = [i for i, _ in dense] if complete else []
+    sparse = store.search_terms(terms, depth, allowed, include)
+    if mode == "sparse":
+        return Lists([], sparse, sparse)
+    if complete and vector is not None:
+        found = {i for i, _ in dense}
+        missing = [i for i, _ in sparse if i not in found]
+        dense = dense + store.score_vectors(vector, missing)
+    weights = (settings.dense_weight, 1.0 - settings.dense_weight)
+    return Lists(dense, sparse, fuse([dense, sparse], method, settings.rrf_k, weights))
+
+
+def explained(lists: Lists, mode: SearchMode, method: FusionMethod, settings: Settings) -> Parts:
+    """Each candidate's contribution: the dense and sparse parts of its fused score (hybrid),
+    or its one list's score."""
+    if mode == "hybrid":
+        weights = (settings.dense_weight, 1.0 - settings.dense_weight)
+        return contributions(lists.dense, lists.sparse, method, settings.rrf_k, weights)
+    return single_list(lists.scored, "dense" if mode == "dense" else "sparse")
+
+
+def second_pass_query(
+    store: IndexStore,
+    scored: Ranking,
+    vector: np.ndarray | None,
+    terms: list[str],
+    sparse: bool,
+    dense: bool,
+) -> tuple[np.ndarray | None, list[str]]:
+    """The query vector and terms of the feedback pass, learned from the first pass's top
+    chunks (:mod:`ragkit.search.feedback`): RM3 over their stored terms (``sparse``; not for
+    a query the top chunk holds whole), Rocchio towards their stored vectors (``dense``)."""
+    params = FeedbackParams()
+    if sparse and terms:
+        top = scored[: params.documents]
+        stored = store.terms_by_id([i for i, _ in top])
+        found = [(stored[i], s) for i, s in top if i in stored]
+        if found and not looks_up(terms, found[0][0], params.lookup_terms):
+            weights = rm3(
+                terms,
+                [each for each, _ in found],
+                [s for _, s in found],
+                params.terms,
+                params.original_weight,
+            )
+            terms = repeated(weights)
+    if dense and vector is not None:
+        top = scored[: params.dense_documents]
+        vectors = store.vectors_by_id([i for i, _ in top])
+        vector = rocchio(vector, list(vectors.values()), params.dense_original_weight)
+    return vector, terms
+
+
+def with_document_evidence(
+    store: IndexStore, scored: Ranking, parts: Parts
+) -> tuple[Ranking, Parts]:
+    """``scored`` with each chunk lifted by the damped scores of its document's chunks below
+    it (:mod:`ragkit.search.evidence`); contributions carry the ``evidence`` lift."""
+    owner = store.chunks_by_id(i for i, _ in scored)
+    before = dict(scored)
+    scored = document_evidence(
+        [(i, s) for i, s in scored if i in owner],
+        {i: row.document_key for i, row in owner.items()},
+    )
+    return scored, {
+        i: dataclasses.replace(part, score=score, evidence=score - before[i])
+        for i, score in scored
+        if (part := parts.get(i)) is not None
+    }
+
+
+def with_phrase_evidence(
+    store: IndexStore, scored: Ranking, parts: Parts, terms: list[str], sparse: Ranking
+) -> tuple[Ranking, Parts]:
+    """``scored`` with the chunks holding ``terms`` as a phrase first (among the sparse list's
+    top :data:`~ragkit.search.phrase.CANDIDATES`; :mod:`ragkit.search.phrase`), their
+    contributions carrying the ``phrase`` lift."""
+    if phrase_words(terms) < MIN_TERMS:
+        return scored, parts
+    top = sorted(sparse, key=lambda item: -item[1])[:CANDIDATES]
+    stored = store.terms_by_id([i for i, _ in top])
+    matching = {i for i, chunk_terms in stored.items() if holds_phrase(terms, chunk_terms)}
+    before = dict(scored)
+    scored = phrase_first(scored, matching)
+    return scored, {
+        i: dataclasses.replace(part, score=score, phrase=score - before[i])
+        for i, score in scored
+        if (part := parts.get(i)) is not None
+    }
