@@ -104,4 +104,6 @@ def test_eval_cli_chunker_and_fusion(tiny_beir: Path, tmp_path: Path) -> None:
     )
     assert refused.exit_code != 0 and "chunker='sentence'" in refused.output
     bad = CliRunner().invoke(app, [*arguments, "--fusion", "max"])
-    assert bad.exit_code != 0 and "use weighted or rrf" in bad.output
+    assert bad.exit_code == 2 and "'max' is not one of 'rrf', 'weighted'" in " ".join(
+        bad.output.split()
+    )

@@ -1,7 +1,14 @@
 """The query side: every per-query option declared once (:class:`SearchOptions`), the hits a
-search returns, and the one query sequence (:class:`Search`).
+search returns (:class:`Hit`, :class:`ExplainedHit`), and the one query sequence
+(:class:`Search`).
+
+Example:
+    >>> SearchOptions(k=5, feedback="dense").feedback
+    'dense'
 """
 
+from ragkit.query.hits import ExplainedHit, Hit
 from ragkit.query.options import SearchOptions
+from ragkit.query.sequence import Search
 
-__all__ = ["SearchOptions"]
+__all__ = ["ExplainedHit", "Hit", "Search", "SearchOptions"]
