@@ -35,6 +35,7 @@ from ragkit.pipeline import DocumentChunker, chunk_embed
 log = logging.getLogger(__name__)
 
 COMPARISONS = (">", ">=", "<", "<=")
+SCALARS = (str, int, float, bool, type(None))  # what == and in compare with
 
 
 def install_hint(extra: str) -> str:
@@ -175,7 +176,8 @@ class FilterBuilder:
     filters: dict[str, Any] = field(default_factory=dict)
 
     def add(self, key: str, operator: str, value: Any) -> None:
-        """One condition: ``==``, ``in`` (any of a list) or a comparison with a number."""
+        """One condition: ``==`` (with text, a number, a bool or None), ``in`` (any of a list
+        of them) or a comparison with a number; anything else is a :class:`RagkitError`."""
         if not isinstance(key, str) or not key:
             raise RagkitError(f"{self.framework} filter: a field name is text, not {key!r}")
         held = self.filters.get(key)
@@ -204,9 +206,21 @@ class FilterBuilder:
                 "list for any of several values)"
             )
         if operator == "in":
-            if isinstance(value, str) or not isinstance(value, Iterable):
+            if isinstance(value, str | Mapping) or not isinstance(value, Iterable):
                 raise RagkitError(f"{self.framework} filter {key} in {value!r}: give a list")
             value = list(value)
+            if not value:
+                raise RagkitError(
+                    f"{self.framework} filter {key} in []: give at least one value (an empty "
+                    "list matches nothing)"
+                )
+        for item in value if operator == "in" else [value]:
+            if not isinstance(item, SCALARS):
+                raise RagkitError(
+                    f"{self.framework} filter {key} {operator} {value!r:.60}: compare with "
+                    "text, a number, a bool or None"
+                    + (" (in takes a list of them)" if operator == "==" else "")
+                )
         self.filters[key] = value
 
 

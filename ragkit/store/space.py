@@ -13,7 +13,7 @@ Example:
     >>> is_disk_full(full)
     True
     >>> print(disk_full(Path(tempfile.mkdtemp()), 5 * 2**20, "generation 3 is unchanged"))  # doctest: +ELLIPSIS
-    /...: the disk is full (... MiB free there; this write needs about 5.0 MiB); free space or move the index folder, then run the command again (generation 3 is unchanged)
+    /...: the disk is full (... free there; this write needs about 5.0 MiB); free space or move the index folder, then run the command again (generation 3 is unchanged)
 """
 
 from __future__ import annotations
@@ -51,26 +51,28 @@ def is_disk_full(error: BaseException) -> bool:
     return isinstance(error, RuntimeError) and any(word in str(error) for word in _FULL_WORDS)
 
 
-def mebibytes(size: int) -> str:
-    """``size`` bytes as MiB, e.g. ``'1.5 MiB'``.
+def size(count: int) -> str:
+    """``count`` bytes in KiB below a MiB, else in MiB.
 
     Example:
-        >>> mebibytes(3 * 2**19)
-        '1.5 MiB'
+        >>> size(3 * 2**19), size(2000), size(10), size(0)
+        ('1.5 MiB', '2 KiB', '1 KiB', '0 KiB')
     """
-    return f"{size / 2**20:,.1f} MiB"
+    if count < 2**20:
+        return f"{round(count / 2**10) or min(count, 1)} KiB"
+    return f"{count / 2**20:,.1f} MiB"
 
 
 def disk_full(folder: Path, needed: int, state: str) -> RagkitError:
     """The error for a write of about ``needed`` bytes into ``folder`` that found its disk full;
     ``state`` says what the index still holds."""
     try:
-        free = mebibytes(shutil.disk_usage(folder).free)
+        free = size(shutil.disk_usage(folder).free)
     except OSError:
         free = "unknown space"
     return RagkitError(
         f"{folder}: the disk is full ({free} free there; this write needs about "
-        f"{mebibytes(needed)}); free space or move the index folder, then run the command "
+        f"{size(needed)}); free space or move the index folder, then run the command "
         f"again ({state})"
     )
 
