@@ -282,10 +282,12 @@ def check_apart(paths: Iterable[Path], index: str | Path) -> None:
     for path in paths:
         where = Path(os.path.realpath(path))
         if where == folder:
+            typed = str(path).rstrip("/")
+            named = typed if Path(typed).name not in ("", ".", "..") else str(where)
             raise RagkitError(
                 f"{display_path(path)}: the folder of documents cannot be the index folder (the "
                 "index would write its files among them); give the index a folder of its own, "
-                f"e.g. --index {display_path(str(path).rstrip('/'))}-index"
+                f"e.g. --index {display_path(named)}-index"
             )
         if folder in where.parents:
             raise RagkitError(

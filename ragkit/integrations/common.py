@@ -12,7 +12,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -233,20 +232,15 @@ def build_filters(conditions: Iterable[tuple[str, str, Any]], framework: str) ->
 
 
 def check_metadata(metadata: Any, record_id: str) -> dict[str, Any]:
-    """``metadata`` as a dict with text keys and JSON values (what an index stores)."""
+    """``metadata`` as a dict (what an index stores); its values are checked record by record
+    when the records are added (:meth:`ragkit.Index.add`: a record whose metadata is not JSON
+    is reported, the others are indexed)."""
     if metadata is None:
         return {}
     if not isinstance(metadata, Mapping):
         raise RagkitError(
             f"record {record_id!r}: metadata is {type(metadata).__name__}; give a dict"
         )
-    try:
-        json.dumps(dict(metadata), allow_nan=False)
-    except (TypeError, ValueError) as error:
-        raise RagkitError(
-            f"record {record_id!r}: metadata must be JSON (text keys; text, numbers, booleans, "
-            f"None, lists and dicts of them): {error}"
-        ) from error
     return dict(metadata)
 
 

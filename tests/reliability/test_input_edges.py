@@ -129,16 +129,22 @@ def test_an_unpaired_surrogate_skips_its_record_and_the_others_are_committed(
     }
 
 
-def test_langchain_add_texts_with_an_unpaired_surrogate_keeps_the_good_texts(
+def test_langchain_add_texts_with_a_bad_text_or_metadata_keeps_the_good_texts(
     tmp_path: Path,
 ) -> None:
     pytest.importorskip("langchain_core")
     from ragkit.integrations.langchain import RagkitVectorStore
 
     store = RagkitVectorStore(index=tmp_path / "index", model=MODEL)
-    texts = ["Water boils at 100 C.", "bad \udc80 byte", "Cats sleep."]
-    with pytest.raises(RagkitError, match=r"record 2 \(id 'b'\): 'text' holds an unpaired"):
-        store.add_texts(texts, ids=["a", "b", "c"])
+    texts = ["Water boils at 100 C.", "bad \udc80 byte", "Cats sleep.", "Owls hunt."]
+    metadatas = [{}, {}, {}, {"score": float("nan")}]
+    with pytest.raises(RagkitError) as raised:
+        store.add_texts(texts, metadatas=metadatas, ids=["a", "b", "c", "d"])
+    assert str(raised.value) == (
+        "2 record(s) not indexed: record 2 (id 'b'): 'text' holds an unpaired surrogate U+DC80 "
+        "at character 4 (not text; fix the source's encoding); record 4 (id 'd'): "
+        "'metadata.score' is NaN, not a JSON number (write null or leave the field out)"
+    )
     assert sorted(d.key for d in store.index.documents()) == ["a", "c"]
 
 
