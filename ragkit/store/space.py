@@ -63,17 +63,17 @@ def size(count: int) -> str:
     return f"{count / 2**20:,.1f} MiB"
 
 
-def disk_full(folder: Path, needed: int, state: str) -> RagkitError:
-    """The error for a write of about ``needed`` bytes into ``folder`` that found its disk full;
-    ``state`` says what the index still holds."""
+def disk_full(folder: Path, needed: int | None, state: str) -> RagkitError:
+    """The error for a write of about ``needed`` bytes (None: not known) into ``folder`` that
+    found its disk full; ``state`` says what the index still holds."""
     try:
         free = size(shutil.disk_usage(folder).free)
     except OSError:
         free = "unknown space"
+    needs = f"; this write needs about {size(needed)}" if needed is not None else ""
     return RagkitError(
-        f"{folder}: the disk is full ({free} free there; this write needs about "
-        f"{size(needed)}); free space or move the index folder, then run the command "
-        f"again ({state})"
+        f"{folder}: the disk is full ({free} free there{needs}); free space or move the index "
+        f"folder, then run the command again ({state})"
     )
 
 

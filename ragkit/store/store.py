@@ -155,11 +155,21 @@ class Store:
     @contextmanager
     def writing(self, wait: bool | float = True) -> Iterator[None]:
         """Hold the folder's writer lock (``wait``: :class:`ragkit.store.lock.WriteLock`), then
-        follow the last commit and clear the files of writes that died."""
+        follow the last commit and clear the files of writes that died. A full disk met by the
+        writes in the block (BM25, the run log…) is one error (:mod:`.space`)."""
         with WriteLock(self.folder, wait):
             self.refresh()  # another writer may have committed while this one waited
             self.remove_stale_files()
-            yield
+            try:
+                yield
+            except (OSError, RuntimeError, sqlite3.Error) as error:  # a commit says its own
+                if not is_disk_full(error):
+                    raise
+                state = (
+                    f"generation {self.generation} is the last committed; once space is free, "
+                    f"run `ragkit doctor --index {self.folder} --repair`"
+                )
+                raise disk_full(self.folder, None, state) from error
 
     @names_damage
     def committed_generation(self) -> int:

@@ -256,6 +256,29 @@ def test_faiss_finding_the_disk_full_is_one_line_on_the_command_line(
     assert cli("doctor", "--index", str(index)).returncode == 0
 
 
+def test_a_full_disk_after_the_commit_is_one_line_naming_the_committed_generation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from ragkit.search.sparse import SparseIndex
+
+    docs, index = tmp_path / "docs", tmp_path / "index"
+    _records(docs / "r.jsonl", '{"id": "a", "text": "Water boils at 100 C."}')
+
+    def full(self: SparseIndex, folder: Path) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(folder))
+
+    monkeypatch.setattr(SparseIndex, "save", full)
+    done = _ingest(docs, index)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"error: {index}: the disk is full (")
+    assert "(generation 1 is the last committed; once space is free" in done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    monkeypatch.undo()
+    assert [d["external_id"] for d in _exported(index)] == ["a"]
+
+
 # -- item 16: NUL in a text, malformed framework filters ---------------------------------------
 
 
