@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ragkit.documents.checks import record_problem
+from ragkit.documents.checks import record_problem, surrogate_problem
 from ragkit.documents.discovery import SkippedFile
 from ragkit.documents.formats import text_blocks
 from ragkit.documents.types import Document, LoadResult, content_hash
@@ -76,6 +76,8 @@ def check_source(source: str) -> str:
             f"source {source!r}: write a records source in angle brackets, e.g. '<crawl>' (it "
             "can never be taken for a file path)"
         )
+    if problem := surrogate_problem(source, f"source {source!r}"):
+        raise RagkitError(problem)
     return source
 
 

@@ -114,6 +114,8 @@ def test_an_unpaired_surrogate_skips_its_record_and_the_others_are_committed(
     with Index.open(tmp_path / "index", create=True, model=MODEL) as index:
         report = index.add(records)
         assert sorted(d.key for d in index.documents()) == ["good-1", "good-2"]
+        with pytest.raises(RagkitError, match="source '<\\\\udc80>' holds an unpaired"):
+            index.add(records, source="<\udc80>")
     reasons = {skipped.path: skipped.reason for skipped in report.skipped}
     unpaired = "holds an unpaired surrogate U+DC80 at character"
     assert reasons == {
