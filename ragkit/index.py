@@ -29,6 +29,7 @@ from ragkit.config import (
     read_settings_file,
 )
 from ragkit.documents import LoadOptions, document_key, record_documents
+from ragkit.documents.discovery import check_apart
 from ragkit.documents.given import DEFAULT_SOURCE, check_source
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_DIMENSION, AUTO_MODEL, MINILM_NAMES
@@ -51,7 +52,7 @@ from ragkit.query.options import SearchOptions
 from ragkit.query.sequence import Search
 from ragkit.search.contributions import Contribution
 from ragkit.search.query import check_query
-from ragkit.store import DocumentEntry, IndexExistsError, IndexStore
+from ragkit.store import DocumentEntry, IndexExistsError, IndexStore, Store
 from ragkit.store.address import Location, create_store, display, index_exists, open_store
 from ragkit.store.catalog import EXPORT_FORMATS, exact_keys, select_keys, write_jsonl
 from ragkit.store.consistent import one_generation
@@ -296,6 +297,8 @@ class Index:
                 f"Index.ingest({str(paths)!r}): give a list of paths, e.g. "
                 f"Index.ingest([{str(paths)!r}])"
             )
+        if isinstance(self.store, Store):
+            check_apart([Path(p) for p in paths], self.store.folder)
         guard = PruneGuard(max_delete, prune_empty)
         loading = LoadOptions(tuple(include), tuple(exclude), text_field)
         if stages is not None and loading != LoadOptions():

@@ -161,7 +161,7 @@ async def test_async_methods(scratch: RagkitVectorStore) -> None:
 
 
 def test_clear_errors(scratch: RagkitVectorStore, caplog: pytest.LogCaptureFixture) -> None:
-    with pytest.raises(RagkitError, match="metadata must be JSON"):
+    with pytest.raises(RagkitError, match="not indexed.*'metadata' is not JSON"):
         scratch.add_texts(["x"], metadatas=[{"when": {1, 2}}])
     with pytest.raises(RagkitError, match="2 metadatas for 1 texts"):
         scratch.add_texts(["x"], metadatas=[{}, {}])

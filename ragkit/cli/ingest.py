@@ -150,9 +150,11 @@ def ingest(
     as the file they hold."""
     from pydantic import ValidationError
 
+    from ragkit.documents.discovery import check_apart
     from ragkit.documents.given import DEFAULT_SOURCE, check_source, jsonl_records
     from ragkit.index import Index
     from ragkit.pipeline.plan import PruneGuard
+    from ragkit.store.address import is_milvus
 
     try:
         from_stdin = check_stdin_use(paths, source, include, exclude, text_field)
@@ -163,6 +165,8 @@ def ingest(
                 f"{', '.join(map(str, paths))}: no such file or folder; nothing ingested and "
                 f"no index created or changed at {index}"
             )
+        elif not is_milvus(index):
+            check_apart(paths, index)
         if not quiet:
             progress_seconds()  # a bad RAGKIT_PROGRESS_SECONDS fails before an index is made
         PruneGuard(max_delete)  # so does a malformed --max-delete

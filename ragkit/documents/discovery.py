@@ -1,10 +1,11 @@
 """Find the files to ingest under the paths a user gives, reporting every file that is passed over.
 
 Folders are walked recursively in sorted order without following symbolic links to folders
-(so a link loop cannot recurse); hidden files and folders (a name starting with ``.``),
-ragkit index folders (holding ``INDEX_DATABASE``: an index kept inside the folder it
-indexes) and what the include/exclude globs leave out
-(:class:`~ragkit.documents.options.LoadOptions`) are passed over silently. A file without an
+(so a link loop cannot recurse); hidden files and folders (a name starting with ``.``) and what
+the include/exclude globs leave out (:class:`~ragkit.documents.options.LoadOptions`) are
+passed over silently; a ragkit index folder (holding ``INDEX_DATABASE``: an index kept inside
+the folder it indexes) is passed over and listed as not read (``unsupported=True``), since any
+documents kept in it are not read either. A file without an
 extension (``README``, ``LICENSE``), or whose extension names no known file type
 (``README.Debian``, ``changelog.Debian.amd64``: :func:`names_known_type`), is read when its
 first bytes are UTF-8 text. A ``.gz``,
@@ -45,6 +46,7 @@ SUPPORTED_SUFFIXES = (
     *(".jsonl", ".json", ".csv", ".tsv"),
 )
 INDEX_DATABASE = "ragkit.sqlite"  # the file that makes a folder a ragkit index
+INDEX_FOLDER = "a ragkit index folder, not documents (files kept in it are not read)"
 SNIFF_BYTES = 8192  # how much of a file without an extension is read to tell text
 
 
@@ -241,6 +243,7 @@ def _walk(
     for folder, subfolders, names in os.walk(root, onerror=unreadable):
         if INDEX_DATABASE in names:  # a ragkit index: its files are not documents
             subfolders[:] = []
+            skipped.append(SkippedFile(display_path(folder), INDEX_FOLDER, unsupported=True))
             continue
         kept = []
         for name in sorted(subfolders):
@@ -261,6 +264,53 @@ def _walk(
         entries.extend(Path(folder, name) for name in names if not name.startswith("."))
     for child in sorted(entries):
         _take(child, child.relative_to(root).as_posix(), options, found, skipped)
+
+
+def check_apart(paths: Iterable[Path], index: str | Path) -> None:
+    """Refuse documents that are the index folder ``index`` or lie inside it: the index would
+    write its files among them (and then pass the folder over as an index). Called before the
+    index is created or changed.
+
+    Example:
+        >>> check_apart([Path("docs")], "docs-index")
+        >>> check_apart([Path("docs")], "docs/")
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.RagkitError: docs: the folder of documents cannot be the index folder (the index would write its files among them); give the index a folder of its own, e.g. --index docs-index
+    """
+    folder = Path(os.path.realpath(index))
+    for path in paths:
+        where = Path(os.path.realpath(path))
+        if where == folder:
+            typed = str(path).rstrip("/")
+            named = typed if Path(typed).name not in ("", ".", "..") else str(where)
+            raise RagkitError(
+                f"{display_path(path)}: the folder of documents cannot be the index folder (the "
+                "index would write its files among them); give the index a folder of its own, "
+                f"e.g. --index {display_path(named)}-index"
+            )
+        if folder in where.parents:
+            raise RagkitError(
+                f"{display_path(path)}: inside the index folder {display_path(index)}; keep "
+                "documents out of the index folder"
+            )
+
+
+def others_than(skipped: list[SkippedFile], index: str) -> list[SkippedFile]:
+    """``skipped`` without the entry of the index folder ``index`` itself (an index kept inside
+    the folder it indexes is passed over silently; other index folders are listed).
+
+    Example:
+        >>> entries = [SkippedFile("docs/ix", INDEX_FOLDER, unsupported=True)]
+        >>> others_than(entries, "docs/ix"), len(others_than(entries, "docs/other"))
+        ([], 1)
+    """
+    own = os.path.realpath(index)
+    return [
+        item
+        for item in skipped
+        if item.reason != INDEX_FOLDER or os.path.realpath(item.path) != own
+    ]
 
 
 def discover(

@@ -20,6 +20,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ragkit.documents.checks import record_problem
 from ragkit.documents.discovery import SkippedFile, display_path, document_key
 from ragkit.documents.types import Block, Document, LoadResult, content_hash
 from ragkit.errors import EmptyFileError, RagkitError
@@ -296,15 +297,13 @@ def _record_problem(record: Any) -> str | None:
         return "line is not a JSON object"
     if record.get("id", record.get("_id")) is None or not isinstance(record.get("text"), str):
         return "needs an 'id' (or '_id') and a string 'text'"
-    try:
-        json.dumps(record, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return "a string holds an unpaired surrogate escape (\\ud800-\\udfff), not text"
-    return None
+    used = ("id", "_id", "text", "title", "metadata")
+    return record_problem({name: record[name] for name in used if name in record})
 
 
 def jsonl_documents(data: bytes, path: Path, result: LoadResult) -> None:
-    """One document per JSON line; bad lines (and repeated ids) are skipped with their number."""
+    """One document per JSON line; bad lines (and repeated ids, values no index can store:
+    :mod:`ragkit.documents.checks`) are skipped with their number."""
     text = decode_text(data, path)
     if not text.strip():
         raise EmptyFileError(f"{path}: empty (no JSON lines)")

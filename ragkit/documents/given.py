@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ragkit.documents.checks import record_problem, surrogate_problem
 from ragkit.documents.discovery import SkippedFile
 from ragkit.documents.formats import text_blocks
 from ragkit.documents.types import Document, LoadResult, content_hash
@@ -75,6 +76,8 @@ def check_source(source: str) -> str:
             f"source {source!r}: write a records source in angle brackets, e.g. '<crawl>' (it "
             "can never be taken for a file path)"
         )
+    if problem := surrogate_problem(source, f"source {source!r}"):
+        raise RagkitError(problem)
     return source
 
 
@@ -213,6 +216,8 @@ def _checked(given: Any) -> Record:
     title = fields.get("title") or ""
     if not isinstance(title, str):
         raise RagkitError(f"'title' is a {type(title).__name__}, not text")
+    if problem := record_problem({"id": record_id, "text": text, "title": title}):
+        raise RagkitError(problem)
     metadata = fields.get("metadata") or {}
     _check_metadata(metadata)
     language = fields.get("language")
@@ -224,16 +229,19 @@ def _checked(given: Any) -> Record:
 
 
 def _check_metadata(metadata: Any) -> None:
-    """A JSON object with text keys, or a :class:`RagkitError`."""
+    """A JSON object with text keys and finite numbers, whose strings are text (no unpaired
+    surrogates), or a :class:`RagkitError`."""
     if not isinstance(metadata, Mapping):
         raise RagkitError(f"'metadata' is a {type(metadata).__name__}, not a JSON object (dict)")
     bad_keys = [key for key in metadata if not isinstance(key, str)]
     if bad_keys:
         raise RagkitError(f"'metadata' key {bad_keys[0]!r} is not text")
     try:
-        json.dumps(metadata, allow_nan=False)
-    except (TypeError, ValueError) as error:
+        json.dumps(metadata)
+    except (TypeError, ValueError) as error:  # a value of another type, a circular reference
         raise RagkitError(f"'metadata' is not JSON ({error})") from error
+    if problem := record_problem({"metadata": metadata}):
+        raise RagkitError(problem)
 
 
 def _document(record: Record, source: str) -> Document:

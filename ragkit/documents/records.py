@@ -7,7 +7,9 @@ non-empty plain fields (strings, numbers, booleans) are, as a table's other cell
 
 A JSON object is one document keyed by the file's absolute path; a JSON array and a table give
 one document per record, keyed ``path#id`` (``id`` or ``_id``, else the record's position from 1).
-Records without text, with a repeated id, or that are not objects are skipped with their place.
+Records without text, with a repeated id, that are not objects, or that hold a value no index
+can store (``NaN``, ``Infinity``, an unpaired surrogate: :mod:`ragkit.documents.checks`) are
+skipped with their place.
 
 Example:
     >>> import tempfile
@@ -30,6 +32,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ragkit.documents.checks import record_problem
 from ragkit.documents.compressed import reader_suffix
 from ragkit.documents.discovery import SkippedFile, display_path, document_key
 from ragkit.documents.formats import decode_text, text_blocks
@@ -123,7 +126,8 @@ def _record_id(record: Mapping[str, Any], position: int) -> str:
 
 
 def _text_problem(record: Any, text_field: str) -> str | None:
-    """Why ``record`` cannot be a document, or None."""
+    """Why ``record`` cannot be a document (no text, or a value no index can store:
+    :mod:`ragkit.documents.checks`), or None."""
     if not isinstance(record, Mapping):
         return "not a JSON object"
     text = record.get(text_field)
@@ -131,7 +135,7 @@ def _text_problem(record: Any, text_field: str) -> str | None:
         return f"no string {text_field!r} field (choose another with --text-field)"
     if not text.strip():
         return "empty text"
-    return None
+    return record_problem(record)
 
 
 def _document(

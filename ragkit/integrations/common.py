@@ -12,7 +12,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from ragkit.pipeline import DocumentChunker, chunk_embed
 log = logging.getLogger(__name__)
 
 COMPARISONS = (">", ">=", "<", "<=")
+SCALARS = (str, int, float, bool, type(None))  # what == and in compare with
 
 
 def install_hint(extra: str) -> str:
@@ -175,7 +175,8 @@ class FilterBuilder:
     filters: dict[str, Any] = field(default_factory=dict)
 
     def add(self, key: str, operator: str, value: Any) -> None:
-        """One condition: ``==``, ``in`` (any of a list) or a comparison with a number."""
+        """One condition: ``==`` (with text, a number, a bool or None), ``in`` (any of a list
+        of them) or a comparison with a number; anything else is a :class:`RagkitError`."""
         if not isinstance(key, str) or not key:
             raise RagkitError(f"{self.framework} filter: a field name is text, not {key!r}")
         held = self.filters.get(key)
@@ -204,9 +205,21 @@ class FilterBuilder:
                 "list for any of several values)"
             )
         if operator == "in":
-            if isinstance(value, str) or not isinstance(value, Iterable):
+            if isinstance(value, str | Mapping) or not isinstance(value, Iterable):
                 raise RagkitError(f"{self.framework} filter {key} in {value!r}: give a list")
             value = list(value)
+            if not value:
+                raise RagkitError(
+                    f"{self.framework} filter {key} in []: give at least one value (an empty "
+                    "list matches nothing)"
+                )
+        for item in value if operator == "in" else [value]:
+            if not isinstance(item, SCALARS):
+                raise RagkitError(
+                    f"{self.framework} filter {key} {operator} {value!r:.60}: compare with "
+                    "text, a number, a bool or None"
+                    + (" (in takes a list of them)" if operator == "==" else "")
+                )
         self.filters[key] = value
 
 
@@ -219,20 +232,15 @@ def build_filters(conditions: Iterable[tuple[str, str, Any]], framework: str) ->
 
 
 def check_metadata(metadata: Any, record_id: str) -> dict[str, Any]:
-    """``metadata`` as a dict with text keys and JSON values (what an index stores)."""
+    """``metadata`` as a dict (what an index stores); its values are checked record by record
+    when the records are added (:meth:`ragkit.Index.add`: a record whose metadata is not JSON
+    is reported, the others are indexed)."""
     if metadata is None:
         return {}
     if not isinstance(metadata, Mapping):
         raise RagkitError(
             f"record {record_id!r}: metadata is {type(metadata).__name__}; give a dict"
         )
-    try:
-        json.dumps(dict(metadata), allow_nan=False)
-    except (TypeError, ValueError) as error:
-        raise RagkitError(
-            f"record {record_id!r}: metadata must be JSON (text keys; text, numbers, booleans, "
-            f"None, lists and dicts of them): {error}"
-        ) from error
     return dict(metadata)
 
 

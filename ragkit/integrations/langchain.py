@@ -74,7 +74,9 @@ def langchain_filter(given: Mapping[str, Any] | None) -> dict[str, Any] | None:
     loaders set; ``language`` is the document's language, detected or given); a value is
     matched as is, a list matches any of its values, and operators may be written as ragkit
     writes them (``{"year": {">=": 2000}}``) or as LangChain stores commonly do
-    (``{"year": {"$gte": 2000}}``, ``$eq``, ``$in``, ``$and``).
+    (``{"year": {"$gte": 2000}}``, ``$eq``, ``$in``, ``$and``). A malformed filter (an empty
+    operator dict, ``$and`` without a list of dicts, a key that is not text, a value of the
+    wrong type, an empty list) is a :class:`RagkitError`, never an empty result.
 
     Example:
         >>> langchain_filter({"$and": [{"year": {"$gte": 2000}}, {"source": "a.pdf"}]})
@@ -91,7 +93,13 @@ def langchain_filter(given: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 def _conditions(given: Mapping[str, Any], into: list[tuple[str, str, Any]]) -> None:
     for key, value in given.items():
-        if key == "$and" and isinstance(value, list | tuple):
+        if not isinstance(key, str):
+            raise RagkitError(f"filter key {key!r}: name a metadata field (text)")
+        if key == "$and":
+            if not isinstance(value, list | tuple) or not all(
+                isinstance(part, Mapping) for part in value
+            ):
+                raise RagkitError(f"filter $and {value!r:.60}: give a list of filter dicts")
             for part in value:
                 _conditions(part, into)
             continue
@@ -99,6 +107,11 @@ def _conditions(given: Mapping[str, Any], into: list[tuple[str, str, Any]]) -> N
             raise RagkitError(f"filter {key!r}: ragkit filters join conditions with $and only")
         field = "meta.source" if key == "source" else key
         if isinstance(value, Mapping):
+            if not value:
+                raise RagkitError(
+                    f"filter {key!r}: an empty operator dict; give a value, or e.g. "
+                    f"{{{key!r}: {{'$gte': 2000}}}}"
+                )
             for operator, bound in value.items():
                 into.append((field, MONGO_COMPARISONS.get(str(operator), str(operator)), bound))
         elif isinstance(value, list | tuple):

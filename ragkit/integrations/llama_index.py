@@ -74,7 +74,9 @@ def llama_index_filters(
     an OR of ``==`` / ``in`` on one key. Keys name metadata fields, except ``language`` (the
     document's language), ``file_path`` and ``source`` (a glob on the document's path, or the
     ``<name>`` of added records); ``meta.language`` and ``meta.source`` name metadata fields
-    called so. A dict is taken as a ragkit filter as it is.
+    called so. A dict is taken as a ragkit filter as it is. An operator ragkit does not offer
+    or a value of the wrong type (a list with ``==``, an empty list with ``in``) is a
+    :class:`RagkitError`, never an empty result.
 
     Example:
         >>> llama_index_filters(MetadataFilters(filters=[

@@ -43,6 +43,7 @@ from ragkit.documents import (
     load_files,
     max_file_bytes,
 )
+from ragkit.documents.discovery import others_than
 from ragkit.documents.given import GivenRecords, is_record_source
 from ragkit.documents.load import report_reads
 from ragkit.documents.options import LoadOptions
@@ -286,6 +287,7 @@ class Ingest:
             check_roots_exist(roots)
         clock = time.perf_counter()
         files, passed_over = self.stages.discover(list(roots))
+        passed_over = others_than(passed_over, self.store.location)
         with FileSpool() as spool:
             loaded, skipped = read_files(
                 files,

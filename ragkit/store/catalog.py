@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import numpy as np
 
 from ragkit.documents.discovery import document_key
+from ragkit.errors import RagkitError
 from ragkit.store.filters import path_glob
 from ragkit.store.records import DocumentEntry
 
@@ -85,18 +86,32 @@ def list_documents(db: sqlite3.Connection, pattern: str | None = None) -> list[D
     """The committed documents of the folder database ``db`` (those matching ``pattern``), by
     key."""
     clause, values = document_where(pattern) if pattern is not None else ("1", ())
+    # SQLite's LENGTH() of text stops at the first NUL: a text holding one is measured in
+    # Python (read back whole), any other in SQLite.
     rows = db.execute(
         "SELECT d.key, d.source, d.title, d.language, COUNT(c.id), LENGTH(d.text), "
-        "d.content_hash, d.metadata FROM documents d LEFT JOIN chunks c ON c.document_id = d.id "
-        f"WHERE {clause} GROUP BY d.id ORDER BY d.key",
+        "instr(CAST(d.text AS BLOB), x'00'), d.id, d.content_hash, d.metadata FROM documents d "
+        f"LEFT JOIN chunks c ON c.document_id = d.id WHERE {clause} GROUP BY d.id ORDER BY d.key",
         values,
     )
     return [
         DocumentEntry(
-            key, source, title, language, int(chunks), int(chars), digest, json.loads(meta)
+            key,
+            source,
+            title,
+            language,
+            int(chunks),
+            _characters(db, row_id) if nul else int(chars),
+            digest,
+            json.loads(meta),
         )
-        for key, source, title, language, chunks, chars, digest, meta in rows
+        for key, source, title, language, chunks, chars, nul, row_id, digest, meta in rows
     ]
+
+
+def _characters(db: sqlite3.Connection, row_id: int) -> int:
+    """The length in characters of the text of document ``row_id``, NULs included."""
+    return len(db.execute("SELECT text FROM documents WHERE id = ?", (row_id,)).fetchone()[0])
 
 
 def select_keys(store: IndexStore, patterns: Sequence[str]) -> dict[str, list[str]]:
@@ -148,7 +163,8 @@ def chunk_records(db: sqlite3.Connection, vectors: bool = False) -> Iterator[dic
 
 
 def write_jsonl(records: Iterable[dict[str, Any]], stream: TextIO) -> int:
-    """Write ``records`` to ``stream`` one JSON object per line (UTF-8 as is); how many.
+    """Write ``records`` to ``stream`` one JSON object per line (UTF-8 as is); how many. A
+    record holding NaN or Infinity (not JSON) is refused with a :class:`RagkitError`.
 
     Example:
         >>> import io
@@ -158,6 +174,13 @@ def write_jsonl(records: Iterable[dict[str, Any]], stream: TextIO) -> int:
     """
     count = 0
     for record in records:
-        stream.write(json.dumps(record, ensure_ascii=False) + "\n")
+        try:
+            line = json.dumps(record, ensure_ascii=False, allow_nan=False)
+        except ValueError as error:  # NaN or Infinity, stored by an earlier release
+            raise RagkitError(
+                f"document {record.get('document')!r}: metadata holds NaN or Infinity, which "
+                "is not JSON; run `ragkit doctor --repair` on the index to drop those values"
+            ) from error
+        stream.write(line + "\n")
         count += 1
     return count

@@ -48,6 +48,11 @@ _BUSY = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED (extended codes share the low byte)
 def damaged(folder: Path, error: sqlite3.DatabaseError) -> RagkitError:
     """The error to raise for ``error``, met reading the database of the index at ``folder``."""
     detail = str(error) if len(str(error)) <= _SHOWN else f"{str(error)[: _SHOWN - 1]}…"
+    if detail == "malformed JSON":  # metadata with NaN or Infinity (ragkit.store.metadata)
+        return RagkitError(
+            f"{folder / DB_NAME}: metadata that is not JSON (NaN or Infinity, written by an "
+            f"earlier release); run `ragkit doctor --index {folder} --repair` to drop those values"
+        )
     return RagkitError(
         f"{folder / DB_NAME}: unreadable ({detail}); restore the index folder from a backup, or "
         "delete it and ingest again"

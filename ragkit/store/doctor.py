@@ -2,10 +2,12 @@
 
 Checks, in order: SQLite opens and passes ``quick_check``; the committed generation has its
 FAISS files (a main index and tail segments, :mod:`ragkit.store.vectors`); ``MANIFEST.json``
-names that generation and lists each of them, and its checksums match the files; FAISS
-ids, SQLite chunk ids and BM25 ids are the same set (BM25 may be absent — it is rebuilt on the
-first sparse search) and each FAISS vector is the one SQLite stores for its chunk; no chunk is stored twice; no chunk lacks its document; no files of other
-generations are left over. SQLite is the source of truth: ``repair`` (under the writer lock)
+names that generation and lists each of them, and its checksums match the files; FAISS ids,
+SQLite chunk ids and BM25 ids are the same set (BM25 may be absent — it is rebuilt on the first
+sparse search) and each FAISS vector is the one SQLite stores for its chunk; no chunk is stored
+twice; no chunk lacks its document; no files of other generations are left over; every
+document's metadata is JSON to SQLite (not ``NaN``: :mod:`ragkit.store.metadata`). SQLite is
+the source of truth: ``repair`` (under the writer lock) drops non-finite metadata values,
 rewrites the FAISS files of the committed generation as one main index and its BM25 folder from
 the stored vectors and terms, removes leftovers and rewrites the manifest.
 
@@ -35,7 +37,7 @@ from ragkit.config import Settings
 from ragkit.errors import RagkitError
 from ragkit.search import dense
 from ragkit.search.sparse import SparseIndex
-from ragkit.store import DB_NAME, Store, language_rules, tokenizers, vectors
+from ragkit.store import DB_NAME, Store, language_rules, metadata, tokenizers, vectors
 from ragkit.store.lock import WriteLock
 from ragkit.store.manifest import (
     MANIFEST_NAME,
@@ -98,6 +100,9 @@ def _check_sqlite(db: sqlite3.Connection, found: Diagnosis) -> None:
     ).fetchone()[0]
     if empty:
         found.notes.append(f"{DB_NAME}: {empty} documents without chunks")
+    if unreadable := metadata.unreadable_rows(db):
+        found.problems.append(metadata.problem(unreadable))
+        found.repair = "drop those metadata values and rebuild the rest from SQLite"
 
 
 def _check_vectors(
@@ -219,6 +224,7 @@ def repair(folder: str | Path, wait: bool | float = True) -> Diagnosis:
                 db.execute("SELECT value FROM state WHERE key='dimension'").fetchone()[0]
             )
             db.execute("DELETE FROM chunks WHERE document_id NOT IN (SELECT id FROM documents)")
+            made_json = metadata.repair(db)
             total = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
             index = dense.build_index(
                 dimension, total, settings, lambda: stored_vectors(db, dimension)
@@ -241,6 +247,7 @@ def repair(folder: str | Path, wait: bool | float = True) -> Diagnosis:
     after = diagnose(folder)
     after.repaired = [
         f"rebuilt {target.name} ({total} vectors) and {sparse_folder(generation)} from SQLite",
+        *made_json,
         *(f"was: {problem}" for problem in before.problems),
     ]
     return after

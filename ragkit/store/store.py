@@ -42,7 +42,7 @@ import shutil
 import sqlite3
 import threading
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,7 @@ from ragkit.store.lock import WriteLock, if_unlocked
 from ragkit.store.manifest import MANIFEST_NAME, vector_file, write_manifest
 from ragkit.store.records import DocumentEntry, PendingDocument, StoredChunk
 from ragkit.store.schema import DB_NAME, connect, create_tables, migrate
+from ragkit.store.space import commit_bytes, disk_full, is_disk_full
 from ragkit.store.vectors import Layout, added_file, committed, load, record
 from ragkit.store.vectors import write as write_vectors
 
@@ -154,11 +155,21 @@ class Store:
     @contextmanager
     def writing(self, wait: bool | float = True) -> Iterator[None]:
         """Hold the folder's writer lock (``wait``: :class:`ragkit.store.lock.WriteLock`), then
-        follow the last commit and clear the files of writes that died."""
+        follow the last commit and clear the files of writes that died. A full disk met by the
+        writes in the block (BM25, the run log…) is one error (:mod:`.space`)."""
         with WriteLock(self.folder, wait):
             self.refresh()  # another writer may have committed while this one waited
             self.remove_stale_files()
-            yield
+            try:
+                yield
+            except (OSError, RuntimeError, sqlite3.Error) as error:  # a commit says its own
+                if not is_disk_full(error):
+                    raise
+                state = (
+                    f"generation {self.generation} is the last committed; once space is free, "
+                    f"run `ragkit doctor --index {self.folder} --repair`"
+                )
+                raise disk_full(self.folder, None, state) from error
 
     @names_damage
     def committed_generation(self) -> int:
@@ -558,7 +569,28 @@ class Store:
         self._trusted = True
 
     def commit(self, pending: list[PendingDocument], remove_keys: Iterable[str] = ()) -> int:
-        """Replace/insert ``pending`` documents and delete ``remove_keys`` in one generation."""
+        """Replace/insert ``pending`` documents and delete ``remove_keys`` in one generation;
+        on a full disk nothing is committed and one error says so (:mod:`.space`)."""
+        index_bytes, before = self.vectors.ntotal * self.vectors.main.d * 4, self.generation
+
+        def state() -> str:
+            if self.generation == before:
+                return f"nothing was committed: generation {before} is unchanged"
+            return (  # committed, its manifest not rewritten
+                f"generation {self.generation} was committed; once space is free, run `ragkit "
+                f"doctor --index {self.folder} --repair`"
+            )
+
+        try:
+            return self._commit(pending, remove_keys)
+        except (OSError, RuntimeError, sqlite3.Error) as error:
+            if not is_disk_full(error):
+                raise
+            with suppress(sqlite3.Error):  # give back what the write-ahead log took
+                self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            raise disk_full(self.folder, commit_bytes(pending, index_bytes), state()) from error
+
+    def _commit(self, pending: list[PendingDocument], remove_keys: Iterable[str]) -> int:
         replaced = [p.document.key for p in pending]
         removing = list(dict.fromkeys([*remove_keys, *replaced]))
         target = self.generation + 1
@@ -592,7 +624,8 @@ class Store:
             self.db.execute("UPDATE state SET value = ? WHERE key = 'generation'", (str(target),))
             self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite ends it itself on some errors (disk full)
+                self.db.execute("ROLLBACK")
             if written is not None:
                 written.unlink(missing_ok=True)
             raise

@@ -131,7 +131,7 @@ def test_silent_empty_results_are_said(copy: Path) -> None:
     code, output = _ingest(docs, "--index", index, "--include", "*.rst")
     assert code == 1 and "no file matches --include '*.rst'" in output
     code, output = _ingest(index, "--index", index)
-    assert code == 1 and "a ragkit index folder, not documents" in output
+    assert code == 2 and "the folder of documents cannot be the index folder" in output
     result = RUNNER.invoke(app, ["query", "water", "--index", index, "--filter", "year=>2000"])
     assert result.exit_code == 2 and "did you mean 'year>=2000'" in result.output
 
