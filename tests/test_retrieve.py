@@ -169,7 +169,7 @@ def test_query_cli_modes_and_filters(index: Index):
     bad = runner.invoke(app, ["query", "wheels", "--index", folder, "--filter", "lang"])
     assert bad.exit_code == 2 and "KEY=VALUE" in bad.output
     bad_mode = runner.invoke(app, ["query", "wheels", "--index", folder, "--mode", "fuzzy"])
-    assert bad_mode.exit_code == 2 and "search mode" in bad_mode.output
+    assert bad_mode.exit_code == 2 and "'fuzzy' is not one of 'hybrid'" in bad_mode.output
 
 
 def test_exact_words_outrank_words_that_only_share_the_stem() -> None:
