@@ -1,22 +1,6 @@
-"""Prefect flows wrapping ragkit's library stages (run with ``python -m flows.<name>``).
+"""The flows' entry points in the repository: ``python -m flows.<name>`` and
+``prefect deploy flows/<name>.py:<flow>``. The flows themselves are :mod:`ragkit.flows` (in the
+installed package, so Dask workers import the same tasks); importing either sets ragkit's
+Prefect defaults before Prefect loads."""
 
-Importing this package sets ragkit's Prefect defaults before Prefect loads, unless the user set
-them: ``PREFECT_HOME`` under ragkit's cache folder, analytics off, and a generous start-up
-timeout for the temporary local server Prefect starts when no ``PREFECT_API_URL`` is set.
-"""
-
-import os
-
-from ragkit.paths import cache_dir
-
-if "PREFECT_HOME" not in os.environ:
-    home = cache_dir() / "prefect"
-    try:  # Prefect makes only the last folder: on a fresh machine the cache folder is absent
-        home.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        pass  # Prefect says it could not make it, and runs without it
-    os.environ["PREFECT_HOME"] = str(home)
-os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-os.environ.setdefault("DO_NOT_TRACK", "1")
-os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+import ragkit.flows  # noqa: F401  (ragkit's Prefect settings, before Prefect loads)

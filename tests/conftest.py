@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-import flows  # noqa: F401  (ragkit's Prefect settings, set before Prefect loads)
+import ragkit.flows
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"

@@ -92,7 +92,7 @@ def artifact_markdown(flow_run_id: uuid.UUID) -> str:
 
 
 def test_ingest_flow_equals_cli_then_reruns_without_embedding(tmp_path: Path, files: Path) -> None:
-    from flows.ingest import ingest_flow
+    from ragkit.flows.ingest import ingest_flow
 
     result = CliRunner().invoke(
         app, ["ingest", str(files), "--index", str(tmp_path / "cli"), "--model", MODEL]
@@ -125,7 +125,7 @@ def test_ingest_flow_equals_cli_then_reruns_without_embedding(tmp_path: Path, fi
 def test_failing_file_is_retried_then_reported(
     tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import flows.ingest as module
+    import ragkit.flows.ingest as module
 
     broken = corpus / "sub" / "cats.txt"
     attempts: list[str] = []
@@ -158,8 +158,8 @@ def test_failing_file_is_retried_then_reported(
 
 
 def test_evaluate_flow_matches_library(tiny_beir: Path) -> None:
-    from flows.evaluate import evaluate_flow
     from ragkit.evaluate import evaluate
+    from ragkit.flows.evaluate import evaluate_flow
 
     state = evaluate_flow(
         dataset=str(tiny_beir), model=MODEL, modes=["dense", "hybrid"], return_state=True
@@ -179,7 +179,7 @@ def test_evaluate_flow_matches_library(tiny_beir: Path) -> None:
 @pytest.mark.slow
 def test_dask_runner_builds_the_same_index(tmp_path: Path, files: Path) -> None:
     """Two worker processes (LocalCluster) load, chunk and embed; the flow process commits."""
-    from flows.ingest import run_ingest
+    from ragkit.flows.ingest import run_ingest
 
     local = run_ingest([str(files)], str(tmp_path / "local"), model=MODEL)
     dask = run_ingest(
@@ -209,7 +209,7 @@ def test_cli_flows_run_ingest(tmp_path: Path, corpus: Path) -> None:
 
 
 def test_ingest_flow_chooses_the_auto_model_before_chunking(tmp_path: Path, files: Path) -> None:
-    from flows.ingest import ingest_flow
+    from ragkit.flows.ingest import ingest_flow
 
     english = [p for p in files.rglob("*") if p.is_file() and "prayer" not in p.name]
     report = ingest_flow(paths=[str(p) for p in english], index=str(tmp_path / "flow"))
@@ -243,7 +243,7 @@ def test_dask_workers_write_into_milvus_directly(
     index equals the one ``ragkit ingest`` builds in a folder."""
     from test_backends import _spans
 
-    from flows.ingest import run_ingest
+    from ragkit.flows.ingest import run_ingest
 
     where = f"milvus://{milvus_server}/flow_{uuid.uuid4().hex[:8]}"
     state = run_ingest(
@@ -267,7 +267,7 @@ def test_prefect_home_is_made_where_the_cache_folder_is_not_yet(tmp_path: Path) 
         "RAGKIT_CACHE": str(cache)
     }
     done = subprocess.run(
-        [sys.executable, "-c", "import flows, prefect.context"],
+        [sys.executable, "-c", "import ragkit.flows, prefect.context"],
         env=env,
         capture_output=True,
         text=True,

@@ -66,7 +66,7 @@ def run_ingest(
 ) -> None:
     """Run the ingest flow once; prints what `ragkit ingest` prints, with the same exit codes."""
     try:
-        from flows.ingest import run_ingest as run
+        from ragkit.flows.ingest import run_ingest as run
 
         report = run(
             [str(p) for p in paths],
@@ -99,7 +99,7 @@ def run_evaluate(
     from ragkit.cli.evaluate import search_modes
 
     try:
-        from flows.evaluate import evaluate_flow
+        from ragkit.flows.evaluate import evaluate_flow
 
         reports = evaluate_flow(
             dataset=str(dataset),
@@ -132,7 +132,7 @@ def serve(
     schedule, and serve it (blocks; stop with Ctrl-C). Needs `prefect server start` and
     PREFECT_API_URL pointing at it."""
     try:
-        from flows.ingest import serve_ingest
+        from ragkit.flows.ingest import serve_ingest
 
         files = {
             "include": include,
