@@ -18,14 +18,13 @@ of GRPO's calibration term, and latency of ``Reranker.rank`` on 20 and 50 candid
 encoding included).
 
 Usage:
-    .venv/bin/python benchmarks/rerank.py [--index cranfield=DIR --index cisi=DIR] [--folds 5]
+    .venv/bin/python -m experiments.rerank.groupwise.groupwise [--index cranfield=DIR --index cisi=DIR] [--folds 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
-import json
 import logging
 import random
 import statistics
@@ -41,11 +40,10 @@ import numpy as np
 import torch
 from rich.console import Console
 from rich.table import Table
-from scipy.stats import ttest_rel
 
+from benchmarks.common import BEIR, paired_p, write_result
 from ragkit.evaluate import load_judgments, mrr_at_k, ndcg_at_k
 from ragkit.index import Index
-from ragkit.paths import shared_data_dir
 from ragkit.rerank.config import RerankerConfig
 from ragkit.rerank.features import first_stage_prior, overlaps
 from ragkit.rerank.model import GroupwiseReranker
@@ -55,13 +53,13 @@ from ragkit.training.judged import candidate_list
 from ragkit.training.synthetic import TrainingGroup
 from ragkit.training.train import TrainConfig, Trainer, TrainResult
 
-DATA = shared_data_dir() / "beir"
-RESULTS = Path(__file__).parent / "results"
+DATA = BEIR
+HERE = Path(__file__).resolve().parent
 DATASETS = ("cranfield", "cisi")
 DEPTH = 50
 GRID = [round(0.1 * i, 1) for i in range(10)]
 VARIANTS = ("pointwise", "groupwise-sft", "groupwise-grpo", "groupwise-grpo-no-calibration")
-log = logging.getLogger("benchmarks.rerank")
+log = logging.getLogger(__name__)
 
 
 def fold_of(args: argparse.Namespace, judged: dict[str, list[str]]) -> dict[str, int]:
@@ -111,11 +109,6 @@ def metrics(ranked: dict[str, list[str]], qrels: dict) -> dict[str, float]:
         "ndcg_at_10": float(per_query_ndcg(ranked, qrels).mean()),
         "mrr_at_10": float(np.mean([mrr_at_k(r, qrels[q]) for q, r in ranked.items()])),
     }
-
-
-def paired_p(system: np.ndarray, first: np.ndarray) -> float:
-    """Two-sided paired t-test p-value of per-query nDCG@10 against the first stage."""
-    return 1.0 if np.allclose(system, first) else float(ttest_rel(system, first).pvalue)
 
 
 def mixed(runs: dict, scores: dict, weight: float) -> dict[str, list[str]]:
@@ -278,8 +271,7 @@ def main() -> None:
     report["latency_seconds"] = {
         f"rank_{n}": latency(shipped, runs["cranfield"], queries, n) for n in (20, 50)
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "rerank.json").write_text(json.dumps(report, indent=1) + "\n")
+    write_result("groupwise", report, HERE, indent=1)
     console = Console(width=180)
     console.print(table)
     console.print(f"GRPO mean reward per step (over folds): {report['reward_curves']}")
