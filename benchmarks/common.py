@@ -104,12 +104,12 @@ def beir_folder(name: str) -> Path:
 
 
 def load_beir(name_or_folder: str | Path) -> Judgments:
-    """Corpus, queries and judgments of a BEIR folder, by shared name (``cranfield``) or path
+    """Corpus, queries and judgments of a BEIR folder: a shared collection by name
+    (``"cranfield"``, :func:`beir_folder`) or a folder by path
     (:func:`ragkit.evaluate.load_judgments`)."""
-    folder = Path(name_or_folder)
-    if not folder.is_dir():
-        folder = beir_folder(str(name_or_folder))
-    return load_judgments(folder)
+    if isinstance(name_or_folder, Path):
+        return load_judgments(name_or_folder)
+    return load_judgments(beir_folder(name_or_folder))
 
 
 # --- retrieval metrics (ragkit eval's: ragkit.evaluate) ------------------------------------

@@ -70,7 +70,7 @@ from ragkit.rerank.layers import InteractionLayer
 if TYPE_CHECKING:
     from ragkit.rerank.reranker import Reranker
 
-from benchmarks.common import BEIR, ROOT, read_result, write_result
+from benchmarks.common import BEIR, ROOT, load_beir, read_result, write_result
 
 HERE = Path(__file__).resolve().parent
 MODULE = "experiments.attention.dhsa.dhsa"  # run as python -m MODULE from the repository root
@@ -306,13 +306,12 @@ def reranker_rows(name: str | None, budget: int, index_root: Path) -> dict:
         reranker = Reranker.load(name)
     except RagkitError as error:
         return {"pending": str(error)}
-    from ragkit.evaluate import load_judgments
     from ragkit.training.judged import candidate_list, first_stage_index
 
     dhsa = AttentionConfig(kind="dhsa", budget=budget, block_size=32, local_window=16)
     rows = {"attention": dhsa.__dict__, "group_size": reranker.config.group_size}
     for dataset in ("cranfield", "cisi"):
-        judgments = load_judgments(BEIR / dataset)
+        judgments = load_beir(dataset)
         index = first_stage_index(index_root / dataset, judgments, reranker.config.backbone)
         runs = {q: candidate_list(index, judgments.queries[q], 50) for q in judgments.judged}
         index.close()

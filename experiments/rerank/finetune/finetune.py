@@ -53,10 +53,9 @@ import numpy as np
 import torch
 from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
 
-from benchmarks.common import BEIR, write_result
+from benchmarks.common import load_beir, write_result
 from experiments.rerank.headroom.headroom import evaluate, print_rows  # metrics, p and table
 from ragkit.embed.models import model_spec, quiet_loading
-from ragkit.evaluate import load_judgments
 from ragkit.index import Index
 from ragkit.search.fusion import minmax
 from ragkit.training.judged import candidate_list
@@ -82,7 +81,7 @@ class QueryList:
 
 
 def query_lists(name: str, folder: Path) -> list[QueryList]:
-    judgments = load_judgments(BEIR / name)
+    judgments = load_beir(name)
     index = Index.open(folder)
     lists = []
     for query_id in judgments.judged:

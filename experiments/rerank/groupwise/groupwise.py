@@ -41,8 +41,8 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks.common import BEIR, paired_p, write_result
-from ragkit.evaluate import load_judgments, mrr_at_k, ndcg_at_k
+from benchmarks.common import BEIR, load_beir, paired_p, per_query, write_result
+from benchmarks.common import metrics as common_metrics
 from ragkit.index import Index
 from ragkit.rerank.config import RerankerConfig
 from ragkit.rerank.features import first_stage_prior, overlaps
@@ -101,13 +101,15 @@ def train_fold(
 
 def per_query_ndcg(ranked: dict[str, list[str]], qrels: dict) -> np.ndarray:
     """nDCG@10 of each query, in query-id order (paired across systems)."""
-    return np.array([ndcg_at_k(ranked[q], qrels[q]) for q in sorted(ranked)])
+    return np.array(per_query(ranked, qrels)["ndcg_at_10"])
 
 
-def metrics(ranked: dict[str, list[str]], qrels: dict) -> dict[str, float]:
+def metrics(ranked: dict[str, list[str]], qrels: dict, digits: int | None = None) -> dict:
+    """Mean nDCG@10 and MRR@10 (``ragkit eval``'s, :func:`benchmarks.common.metrics`)."""
+    means = common_metrics(ranked, qrels)
     return {
-        "ndcg_at_10": float(per_query_ndcg(ranked, qrels).mean()),
-        "mrr_at_10": float(np.mean([mrr_at_k(r, qrels[q]) for q, r in ranked.items()])),
+        name: means[name] if digits is None else round(means[name], digits)
+        for name in ("ndcg_at_10", "mrr_at_10")
     }
 
 
@@ -173,7 +175,7 @@ def main() -> None:
     clock = time.perf_counter()
     groups, _ = trainer.build_data()
     log.info("%d groups (%.0f s)", len(groups), time.perf_counter() - clock)
-    judgments = {name: load_judgments(args.data / name) for name in DATASETS}
+    judgments = {name: load_beir(args.data / name) for name in DATASETS}
     folds = fold_of(args, {name: j.judged for name, j in judgments.items()})
     runs: dict[str, dict] = {}
     for name, judged in judgments.items():

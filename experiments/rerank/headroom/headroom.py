@@ -49,8 +49,8 @@ from rich.console import Console
 from rich.table import Table
 from sklearn.linear_model import LogisticRegression
 
-from benchmarks.common import BEIR, paired_p, write_result
-from ragkit.evaluate import Judgments, load_judgments, mrr_at_k, ndcg_at_k
+from benchmarks.common import load_beir, paired_p, write_result
+from ragkit.evaluate import Judgments, mrr_at_k, ndcg_at_k
 from ragkit.index import Index
 from ragkit.rerank.backbone import Backbone
 from ragkit.search.fusion import minmax
@@ -192,7 +192,7 @@ def main() -> None:
     data: dict[str, list[QueryList]] = {}
     for pair in args.collections:
         name, _, folder = pair.partition("=")
-        data[name] = query_lists(load_judgments(BEIR / name), Path(folder), backbone)
+        data[name] = query_lists(load_beir(name), Path(folder), backbone)
     names = list(data)
     rows: dict[str, dict[str, dict]] = {}
     for name in names:

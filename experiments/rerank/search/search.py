@@ -31,8 +31,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks.common import BEIR, write_result
-from ragkit.evaluate import load_judgments, mrr_at_k, ndcg_at_k
+from benchmarks.common import load_beir, write_result
+from ragkit.evaluate import mrr_at_k, ndcg_at_k
 from ragkit.index import Index
 
 HERE = Path(__file__).resolve().parent
@@ -44,7 +44,7 @@ def measure(name: str, folder: Path, weight: float | None) -> dict[str, dict[str
     ``weight``: the first-stage share to mix in instead of the index's stored ``rerank_weight``
     (for this run only, as ``ragkit query --rerank-weight``).
     """
-    judgments = load_judgments(BEIR / name)
+    judgments = load_beir(name)
     index = Index.open(folder, **({} if weight is None else {"rerank_weight": weight}))
     depth = index.settings.rerank_depth
     rows: dict[str, dict[str, float]] = {}

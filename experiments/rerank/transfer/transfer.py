@@ -60,8 +60,9 @@ from rich.table import Table
 
 from benchmarks.common import BEIR, paired_p, write_result
 from experiments.rerank.groupwise.groupwise import latency, mixed, per_query_ndcg
+from experiments.rerank.groupwise.groupwise import metrics as groupwise_metrics
 from ragkit.corpora.heading_sources import HEADING_LANGUAGES, Split
-from ragkit.evaluate import Judgments, load_judgments, mrr_at_k
+from ragkit.evaluate import Judgments, load_judgments
 from ragkit.index import Index
 from ragkit.paths import cache_dir
 from ragkit.rerank.config import RerankerConfig
@@ -126,10 +127,7 @@ def split_groups(family: Family, split: Split, count: int, size: int, seed: int)
 
 
 def metrics(ranked: dict[str, list[str]], qrels: dict) -> dict[str, float]:
-    return {
-        "ndcg_at_10": round(float(per_query_ndcg(ranked, qrels).mean()), 4),
-        "mrr_at_10": round(float(np.mean([mrr_at_k(r, qrels[q]) for q, r in ranked.items()])), 4),
-    }
+    return groupwise_metrics(ranked, qrels, digits=4)
 
 
 def first_stage_runs(
