@@ -64,9 +64,6 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-
-# isort: split
-
 from rich.console import Console
 from rich.table import Table
 
@@ -397,9 +394,6 @@ def _write_pairs(path: Path, sample: list[dict], texts: dict[str, tuple[str, str
         out.extend(line[:160] for line in changed[:24])
         out.append("")
     path.write_text("\n".join(out), encoding="utf-8")
-
-
-# -- one ingest in its own process ----------------------------------------------------------------
 
 
 def load_all() -> dict[str, Any]:
