@@ -391,9 +391,8 @@ def main() -> None:
             loaded["e5"] = Encoder("multilingual-e5-small")
         return loaded["e5"]
 
-    results: dict[str, Any] = {}
     earlier = read_result(args.out.stem, args.out.parent) if args.only else {}
-    results = dict(earlier.get("collections", {}))
+    results: dict[str, Any] = dict(earlier.get("collections", {}))
     for name, sets in collections(args.sets, args.only).items():
         results[name] = measure(name, sets, args.indexes, peers, encoder)
         slim = {
