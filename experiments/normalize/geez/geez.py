@@ -11,7 +11,7 @@ Word forms are grouped by a *reference* key written independently of ragkit's ta
 syllable is romanized from its Unicode name, the homophone consonants are merged
 (h ḥ ḫ → h, s ś → s, ʔ ʕ → ʔ, ṣ ṡ → ṣ), ``ä`` after h/ʔ becomes ``a``, and labialized syllables
 are equated with their spelled-out forms (Cʷa = Cəwa = Cuwa, Cʷä = Co, Cʷə = Cu). A group with
-two or more spellings is a homophone-variant group; the benchmark reports the share of those
+two or more spellings is a homophone-variant group; the study reports the share of those
 groups each ragkit mode collapses to one key, and samples of what each rule merges.
 
 Command (from the repository root)::
@@ -215,7 +215,7 @@ def main() -> None:
         ),
     }
     result = {
-        "benchmark": "normalize_geez",
+        "study": "normalize/geez",
         "geez_table_version": GEEZ_TABLE_VERSION,
         "source": provenance | {"entries": len(entries)},
         "word_forms": len(words),

@@ -1,7 +1,7 @@
 """Does fine-tuning the whole backbone on the judged queries make a reranker worth turning on?
 
 The groupwise reranker trains layers over a frozen (or top-two-layer tuned) all-MiniLM-L6-v2.
-This benchmark asks the blunter question: with every layer of the backbone trained on the
+This study asks the blunter question: with every layer of the backbone trained on the
 judged queries themselves, in the two shapes rerankers take elsewhere, how far above the first
 stage does a reranker get on Cranfield and CISI?
 

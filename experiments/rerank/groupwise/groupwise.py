@@ -1,4 +1,4 @@
-"""Reranking benchmark: first stage vs pointwise vs groupwise SFT vs groupwise SFT + GRPO.
+"""Reranking study: first stage vs pointwise vs groupwise SFT vs groupwise SFT + GRPO.
 
 Protocol — **5 query-disjoint folds**: Cranfield and CISI have no training split, so each
 collection's judged queries are split into 5 seeded folds; the models for fold ``f`` train on

