@@ -29,10 +29,12 @@ SOURCE = Path(__file__).resolve().parent
 
 def git_commit(folder: Path = SOURCE) -> str | None:
     """The commit of the checkout holding ``folder`` (``+dirty`` when tracked files differ
-    from it), or None outside a git checkout (an installed wheel)."""
+    from it), or None where ``folder`` is not ragkit's source in a git checkout (an installed
+    wheel, even inside some other repository)."""
     try:
+        tracked = _git(folder, "ls-files", "--error-unmatch", "--", Path(__file__).name)
         commit = _git(folder, "rev-parse", "HEAD")
-        if commit.returncode != 0:
+        if tracked.returncode != 0 or commit.returncode != 0:
             return None
         status = _git(folder, "status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.SubprocessError):
