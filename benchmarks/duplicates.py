@@ -37,9 +37,9 @@ Defaults: ``all-minilm-l6-v2`` (what ``auto`` chooses for English), every other 
 default. The machine is shared with other engineers' test runs: the load average is recorded.
 Command (from the repository root)::
 
-    .venv/bin/python benchmarks/duplicates.py --tune            # threshold study, pairs to read
-    .venv/bin/python benchmarks/duplicates.py                   # the report (about 7 minutes)
-    .venv/bin/python benchmarks/duplicates.py --load-all        # RSS of loading every file
+    .venv/bin/python -m benchmarks.duplicates --tune            # threshold study, pairs to read
+    .venv/bin/python -m benchmarks.duplicates                   # the report (about 7 minutes)
+    .venv/bin/python -m benchmarks.duplicates --load-all        # RSS of loading every file
 
 Writes ``benchmarks/results/duplicates.json`` (the tune study under ``"tune"``, kept when only
 the report runs, and vice versa) and prints tables.
@@ -51,34 +51,25 @@ import argparse
 import bz2
 import difflib
 import gzip
-import json
 import lzma
 import os
 import platform
-import resource
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import zlib
 from pathlib import Path
 from typing import Any
 
-# benchmarks/flows.py would shadow the flows package: this folder off the import path
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-import ragkit
-
-# isort: split
 
 from rich.console import Console
 from rich.table import Table
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULT = ROOT / "benchmarks" / "results" / "duplicates.json"
+from benchmarks.common import read_result, write_result
+from benchmarks.ingest_worker import before_tree, rss_kb, run_ingest
+
 DOCS = Path("/usr/share/doc")
 MODEL = "all-minilm-l6-v2"
 TUNE_MODULUS = 6  # one package in six (by name hash) tunes the threshold
@@ -405,46 +396,6 @@ def _write_pairs(path: Path, sample: list[dict], texts: dict[str, tuple[str, str
     path.write_text("\n".join(out), encoding="utf-8")
 
 
-# -- one ingest in its own process ----------------------------------------------------------------
-def rss_kb() -> int:
-    """This process's resident set now (kB)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
-def ingest_worker(folder: Path, index_path: Path) -> None:
-    """Ingest ``folder`` into a new index and print one JSON line of what it cost."""
-    from ragkit import Index
-
-    index = Index.open(index_path, create=True, model=MODEL)
-    _ = index.encoder.dimension  # the model loads before the clock starts
-    baseline = rss_kb()
-    loaded: list[int] = []
-
-    def progress(stage: str, done: int, total: int) -> None:
-        if stage == "documents" and not loaded:
-            loaded.append(rss_kb())  # every file read, planned; nothing chunked yet
-
-    clock = time.perf_counter()
-    report = index.ingest([folder], progress=progress)
-    wall = time.perf_counter() - clock
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(
-        json.dumps(
-            {
-                "ragkit": ragkit.__file__,
-                "wall_seconds": wall,
-                "report": report.as_dict() | {"skipped": len(report.skipped)},
-                "rss_after_model_mb": baseline / 1024,
-                "rss_after_load_mb": (loaded[0] if loaded else 0) / 1024,
-                "peak_rss_mb": peak / 1024,
-            }
-        )
-    )
-
-
 def load_all() -> dict[str, Any]:
     """RSS of a process before and after loading all of ``/usr/share/doc`` as ingest loads
     it (every document's text is held until the ingest ends): what grows with the corpus."""
@@ -459,30 +410,6 @@ def load_all() -> dict[str, Any]:
         "rss_before_mb": before / 1024,
         "rss_after_load_mb": rss_kb() / 1024,
     }
-
-
-def run_ingest(folder: Path, index_path: Path, source: Path | None) -> dict[str, Any]:
-    """:func:`ingest_worker` in a fresh process (``source``: a tree imported first)."""
-    env = dict(os.environ)
-    if source is not None:
-        env["PYTHONPATH"] = str(source)
-    command = [sys.executable, __file__, "--ingest", str(folder), str(index_path)]
-    done = subprocess.run(
-        command, env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True, check=False
-    )
-    if done.returncode:
-        raise SystemExit(f"ingest failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def before_tree(scratch: Path, commit: str = BEFORE) -> Path:
-    """The ``ragkit`` package of ``commit``, unpacked into ``scratch`` (no worktree)."""
-    scratch.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", commit, "ragkit"], capture_output=True, check=True
-    )
-    subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive.stdout, check=True)
-    return scratch
 
 
 # -- queries ---------------------------------------------------------------------------------------
@@ -531,13 +458,13 @@ def report_study(args: argparse.Namespace) -> dict[str, Any]:
     sizes: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="ragkit-dup-") as scratch_name:
         scratch = Path(scratch_name)
-        source = before_tree(scratch / "before") if args.before else None
+        source = before_tree(scratch / "before", BEFORE) if args.before else None
         everything = select(False, max_bytes, None)
         small = select(False, max_bytes, args.small)
         for label, files in (("small", small), ("large", everything)):
             folder = build(scratch / label / "doc", files)
             text_bytes = sum(decompressed_size(p) for p in files)
-            after = run_ingest(folder, scratch / label / "index-after", None)
+            after = run_ingest(folder, scratch / label / "index-after", None, MODEL)
             entry: dict[str, Any] = {
                 "files": len(files),
                 "packages": len({p.relative_to(DOCS).parts[0] for p in files}),
@@ -547,7 +474,7 @@ def report_study(args: argparse.Namespace) -> dict[str, Any]:
             }
             console.print(f"{label}: {len(files)} files, after {after['wall_seconds']:.0f} s")
             if source is not None and label in args.before_sizes:
-                before = run_ingest(folder, scratch / label / "index-before", source)
+                before = run_ingest(folder, scratch / label / "index-before", source, MODEL)
                 entry["before"] = before
                 console.print(f"{label}: before {before['wall_seconds']:.0f} s")
             if label == "large":
@@ -616,12 +543,9 @@ def main() -> None:
         "--before-sizes", nargs="+", default=["small"], help="sizes ingested before, too"
     )
     parser.add_argument("--load-all", action="store_true", help="memory of loading all docs")
-    parser.add_argument("--ingest", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.ingest:
-        ingest_worker(*args.ingest)
-        return
-    saved = json.loads(RESULT.read_text()) if RESULT.exists() else {}
+    earlier = read_result("duplicates")
+    saved = dict(earlier)
     started = time.perf_counter()
     load = os.getloadavg()
     if args.load_all:
@@ -643,7 +567,7 @@ def main() -> None:
         "note": "shared with other engineers' test runs",
     }
     saved["model"] = MODEL
-    RESULT.write_text(json.dumps(saved, indent=1, ensure_ascii=False) + "\n")
+    write_result("duplicates", saved, parts=[part], earlier=earlier, indent=1)
 
 
 if __name__ == "__main__":

@@ -3,8 +3,8 @@ the peers.
 
 Run::
 
-    nice -n 10 .venv/bin/python benchmarks/feedback.py            # build (once) and measure
-    nice -n 10 .venv/bin/python benchmarks/feedback.py --only cranfield
+    nice -n 10 .venv/bin/python -m benchmarks.feedback            # build (once) and measure
+    nice -n 10 .venv/bin/python -m benchmarks.feedback --only cranfield
 
 Collections, split whole (the parameters and the ``auto`` choice were decided on the tuning
 part only; the docs report the held-out part):
@@ -34,7 +34,7 @@ side and in order first); ``auto`` (what ``feedback``, ``document_evidence`` and
 their RRF (English: ``results/peers-all-minilm-l6-v2.json``; Arabic: computed here as
 ``arabic_retrieval.py`` does, multilingual-e5-small), and ``bm25s+rm3`` (bm25s's own tokens,
 the same RM3 settings, computed here). nDCG@10, Recall@100, MRR@10; paired t-test p-values
-(scipy ``ttest_rel``) of each ragkit system against ``off`` on per-query nDCG@10; warm query
+(scipy ``ttest_rel``, :func:`benchmarks.common.paired_p`) of each ragkit system against ``off`` on per-query nDCG@10; warm query
 latency p50/p95 per system (the first query of each system is a warm-up and not counted).
 
 Writes ``benchmarks/results/feedback.json`` and prints a table.
@@ -43,18 +43,12 @@ Writes ``benchmarks/results/feedback.json`` and prints a table.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import random
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
-
-# benchmarks/flows.py would shadow the flows package: this folder off the import path
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 import ragkit  # noqa: F401  (thread policy before torch loads)
 
@@ -64,16 +58,17 @@ import bm25s
 import numpy as np
 from rich.console import Console
 from rich.table import Table
-from scipy.stats import ttest_rel
 
+from benchmarks import arabic_retrieval as arabic
+from benchmarks import common
+from benchmarks import peers as bench_peers
+from benchmarks.common import BEIR, RESULTS, paired_p, percentile, read_result, write_result
 from ragkit import Index
 from ragkit.config import Settings
-from ragkit.evaluate import Judgments, load_judgments, mrr_at_k, ndcg_at_k, recall_at_k
-from ragkit.paths import cache_dir, shared_data_dir
+from ragkit.evaluate import Judgments, load_judgments
+from ragkit.paths import cache_dir
 from ragkit.search.feedback import FeedbackParams, rm3
 
-ROOT = Path(__file__).resolve().parent.parent
-HERE = Path(__file__).resolve().parent
 DEPTH = 100
 # Short topical queries: a section's heading against the sections of its corpus
 # (ragkit.corpora.heading_sources, split as there: the held-out part is Python's FAQ, HOWTOs
@@ -112,14 +107,8 @@ METRICS = ("ndcg_at_10", "recall_at_100", "mrr_at_10")
 DEFAULTS = ("feedback", "document_evidence", "phrase_evidence")  # the settings measured
 
 
-def sibling(name: str) -> ModuleType:
-    """Another benchmark module of this folder, loaded by path."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", HERE / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+def _per_query(runs: dict[str, list[str]], judgments: Judgments) -> dict[str, list[float]]:
+    return common.per_query(runs, judgments.qrels, judgments.judged)
 
 
 def json_line(record_id: str, text: str) -> str:
@@ -187,13 +176,12 @@ def heading_set(name: str, out: Path) -> Path:
 
 def collections(out: Path, only: list[str]) -> dict[str, dict[str, Path]]:
     """Collection → query set name → BEIR folder (all sets of a collection share a corpus)."""
-    arabic = sibling("arabic_retrieval")
     found: dict[str, dict[str, Path]] = {}
     for name in (*TUNE, *HELD_OUT):
         if only and name not in only:
             continue
         if name in ENGLISH:
-            dataset = shared_data_dir() / "beir" / name
+            dataset = BEIR / name
             found[name] = {"judged": dataset, "known-item": known_item_set(dataset, out)}
         elif name in HEADINGS:
             found[name] = {"headings": heading_set(name, out)}
@@ -217,16 +205,6 @@ def ranked(hits: list[Any]) -> list[str]:
     for hit in hits:
         seen.setdefault(hit.document_id, None)
     return list(seen)[:DEPTH]
-
-
-def per_query(runs: dict[str, list[str]], judgments: Judgments) -> dict[str, list[float]]:
-    qrels = judgments.qrels
-    judged = judgments.judged
-    return {
-        "ndcg_at_10": [ndcg_at_k(runs[q], qrels[q]) for q in judged],
-        "recall_at_100": [recall_at_k(runs[q], qrels[q]) for q in judged],
-        "mrr_at_10": [mrr_at_k(runs[q], qrels[q]) for q in judged],
-    }
 
 
 def ragkit_runs(
@@ -278,7 +256,6 @@ def english_peers(
     judgments: Judgments, peers: dict[str, Any], name: str
 ) -> dict[str, dict[str, Any]]:
     """The stored peers' means and the BM25+RM3 peer (per query) on an English set."""
-    bench_peers = sibling("peers")
     corpus = bench_peers.read_corpus(judgments)
     queries = {q: judgments.queries[q] for q in judgments.judged}
     tokens = bench_peers._words(corpus.texts)
@@ -290,16 +267,16 @@ def english_peers(
             found[system] = {"means": scores}
     else:  # a known-item or heading set: the peers computed here
         runs = bench_peers.sparse_rankings(corpus, queries)
-        found["bm25s"] = {"queries": per_query(_ids(runs, corpus.ids), judgments)}
+        found["bm25s"] = {"queries": _per_query(_ids(runs, corpus.ids), judgments)}
         if name in HEADINGS:
             dense = bench_peers.dense_rankings(corpus, queries, "all-minilm-l6-v2")
             fused = {q: bench_peers.rrf([runs[q], dense[q]]) for q in queries}
             for system, found_runs in (("dense", dense), ("rrf", fused)):
-                found[system] = {"queries": per_query(_ids(found_runs, corpus.ids), judgments)}
+                found[system] = {"queries": _per_query(_ids(found_runs, corpus.ids), judgments)}
     rm3_runs = bm25_rm3_runs(
         corpus.ids, tokens, {q: [w for w in ws if w] for q, ws in words.items()}
     )
-    found["bm25s+rm3"] = {"queries": per_query(rm3_runs, judgments)}
+    found["bm25s+rm3"] = {"queries": _per_query(rm3_runs, judgments)}
     return found
 
 
@@ -309,10 +286,9 @@ def _ids(runs: dict[str, list[int]], ids: list[str]) -> dict[str, list[str]]:
 
 def arabic_peers(judgments: Judgments, encoder: Any) -> dict[str, dict[str, Any]]:
     """``arabic_retrieval.py``'s peers and the BM25+RM3 peer over the same words."""
-    arabic = sibling("arabic_retrieval")
     found: dict[str, dict[str, Any]] = {}
     for system, runs in arabic.peer_runs(judgments, encoder).items():
-        found[system] = {"queries": per_query(runs, judgments)}
+        found[system] = {"queries": _per_query(runs, judgments)}
     records = [json.loads(line) for line in judgments.corpus.open(encoding="utf-8")]
     tokens = [arabic._WORD.findall(arabic.basic_normalize(r["text"])) for r in records]
     queries = {
@@ -320,7 +296,7 @@ def arabic_peers(judgments: Judgments, encoder: Any) -> dict[str, dict[str, Any]
         for q in judgments.judged
     }
     runs = bm25_rm3_runs([r["_id"] for r in records], tokens, queries)
-    found["bm25s+rm3"] = {"queries": per_query(runs, judgments)}
+    found["bm25s+rm3"] = {"queries": _per_query(runs, judgments)}
     return found
 
 
@@ -333,9 +309,7 @@ def summarize(rows: dict[str, dict[str, Any]]) -> None:
             if row is not rows["off"] and len(off["ndcg_at_10"]) > 1:
                 row["p_vs_off"] = {}
                 for metric in ("ndcg_at_10", "mrr_at_10"):
-                    a, b = np.asarray(row["queries"][metric]), np.asarray(off[metric])
-                    p = float(ttest_rel(a, b).pvalue) if np.any(a != b) else 1.0
-                    row["p_vs_off"][metric] = p
+                    row["p_vs_off"][metric] = paired_p(row["queries"][metric], off[metric])
 
 
 def measure(
@@ -356,9 +330,9 @@ def measure(
         for system, options in SYSTEMS.items():
             runs, seconds = ragkit_runs(index, judgments, options)
             rows[system] = {
-                "queries": per_query(runs, judgments),
-                "p50_ms": round(1000 * float(np.percentile(seconds, 50)), 1),
-                "p95_ms": round(1000 * float(np.percentile(seconds, 95)), 1),
+                "queries": _per_query(runs, judgments),
+                "p50_ms": round(1000 * percentile(seconds, 50), 1),
+                "p95_ms": round(1000 * percentile(seconds, 95), 1),
             }
         if name in ENGLISH or HEADINGS.get(name, ("", ""))[1] == "en":
             peer_rows = english_peers(judgments, peers, name)
@@ -405,9 +379,9 @@ def main() -> None:
     parser.add_argument("--only", action="append", default=[], help="collection name(s)")
     parser.add_argument("--indexes", type=Path, default=Path("/tmp/ragkit-feedback"))
     parser.add_argument("--sets", type=Path, default=cache_dir() / "bench" / "feedback")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/feedback.json")
+    parser.add_argument("--out", type=Path, default=RESULTS / "feedback.json")
     args = parser.parse_args()
-    peers = json.loads((ROOT / "benchmarks/results/peers-all-minilm-l6-v2.json").read_text())
+    peers = read_result("peers-all-minilm-l6-v2")
     loaded: dict[str, Any] = {}
 
     def encoder() -> Any:
@@ -417,9 +391,8 @@ def main() -> None:
             loaded["e5"] = Encoder("multilingual-e5-small")
         return loaded["e5"]
 
-    results: dict[str, Any] = {}
-    if args.out.exists() and args.only:
-        results = json.loads(args.out.read_text()).get("collections", {})
+    earlier = read_result(args.out.stem, args.out.parent) if args.only else {}
+    results: dict[str, Any] = dict(earlier.get("collections", {}))
     for name, sets in collections(args.sets, args.only).items():
         results[name] = measure(name, sets, args.indexes, peers, encoder)
         slim = {
@@ -429,7 +402,8 @@ def main() -> None:
             "default": {name: getattr(Settings(), name) for name in DEFAULTS},
             "collections": without_queries(results),
         }
-        args.out.write_text(json.dumps(slim, indent=1) + "\n", encoding="utf-8")
+        parts = args.only or None  # a run of --only collections keeps the others
+        write_result(args.out.stem, slim, args.out.parent, parts, earlier, indent=1)
     print_table(results, Console(width=160))
 
 

@@ -18,7 +18,7 @@ the fastest. Reported: wall seconds and CPU seconds of this process (all threads
 temporary Prefect server is a separate process and not counted), each with its ratio to the
 direct row of the same kind. Command (from the repository root)::
 
-    .venv/bin/python benchmarks/flows.py [--files 200] [--repeats 2]
+    .venv/bin/python -m benchmarks.flows [--files 200] [--repeats 2]
 
 Writes ``benchmarks/results/flows.json`` and prints a table.
 """
@@ -28,8 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -37,19 +35,15 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# This script shares its name with the `flows` package it measures: keep its folder off the path.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from rich.console import Console
 from rich.table import Table
 
-import flows  # noqa: F401  (ragkit's Prefect settings before Prefect loads)
+import ragkit.flows  # noqa: F401  (ragkit's Prefect settings before Prefect loads)
+from benchmarks.common import BEIR, write_result
 from ragkit import Index
-from ragkit.paths import shared_data_dir
 
-ROOT = Path(__file__).resolve().parents[1]
-CRANFIELD = shared_data_dir() / "beir" / "cranfield" / "corpus.jsonl"
-RESULT = Path(__file__).parent / "results" / "flows.json"
+CRANFIELD = BEIR / "cranfield" / "corpus.jsonl"
 MODEL = "all-minilm-l6-v2"
 
 
@@ -82,7 +76,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
-    from flows.ingest import ingest_flow
+    from ragkit.flows.ingest import ingest_flow
 
     runs: dict[str, list[tuple[float, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="ragkit-bench-flows-") as scratch:
@@ -130,12 +124,9 @@ def main() -> None:
         "corpus": f"first {files} Cranfield abstracts, one .txt file each",
         "model": MODEL,
         "repeats": args.repeats,
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "
-        f"load average {os.getloadavg()[0]:.1f} at the end",
         "rows": rows,
     }
-    RESULT.parent.mkdir(exist_ok=True)
-    RESULT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_result("flows", result)
     table = Table(
         "run", "seconds", "× direct", "CPU s", "CPU × direct", title=f"ingest of {files} files"
     )

@@ -2,7 +2,7 @@
 
 Run (after ``ragkit eval DATASET --mode all --keep-index DIR``)::
 
-    .venv/bin/python benchmarks/fusion.py ../shared/data/beir/cranfield --index DIR
+    .venv/bin/python -m benchmarks.fusion ../shared/data/beir/cranfield --index DIR
 
 For every judged query the dense and sparse lists (1,000 chunks each) are taken once through the
 index's own calls (:meth:`ragkit.store.Store.search_vectors`, ``search_terms`` with
@@ -18,7 +18,6 @@ Writes ``benchmarks/results/fusion-<dataset>-<model>.json`` and prints a table.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,12 +26,13 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from ragkit.evaluate import load_judgments, ndcg_at_k, recall_at_k
+from benchmarks import common
+from benchmarks.common import write_result
+from ragkit.evaluate import load_judgments
 from ragkit.index import Index
 from ragkit.normalize import detect_language
 from ragkit.search.fusion import Ranking, fuse
 
-ROOT = Path(__file__).resolve().parent.parent
 POOL = 1000
 EVAL_DEPTH = 300  # chunks per list in `ragkit eval` (k = 3 x 100 documents)
 Fuser = Callable[[Ranking, Ranking], Ranking]
@@ -88,12 +88,8 @@ def main() -> None:
 
     def measure(fuser: Fuser, sparse_lists: dict[str, Ranking] = sparse) -> dict[str, float]:
         runs = {q: documents(fuser(dense[q], sparse_lists[q]), owner) for q in judged}
-        return {
-            "ndcg_at_10": float(np.mean([ndcg_at_k(runs[q], judgments.qrels[q]) for q in judged])),
-            "recall_at_100": float(
-                np.mean([recall_at_k(runs[q], judgments.qrels[q]) for q in judged])
-            ),
-        }
+        scores = common.metrics(runs, judgments.qrels, judged)
+        return {name: scores[name] for name in ("ndcg_at_10", "recall_at_100")}
 
     def rrf(k: int, depth: int = EVAL_DEPTH) -> Fuser:
         return lambda d, s: fuse([d[:depth], s[:depth]], "rrf", rrf_k=k)
@@ -117,19 +113,13 @@ def main() -> None:
             results[f"bm25 k1 {k1} b {b}: rrf k 60"] = measure(rrf(60), lists)
     model = index.settings.embedding_model
     index.close()
-    out = ROOT / "benchmarks" / "results" / f"fusion-{judgments.dataset}-{model}.json"
-    out.write_text(
-        json.dumps(
-            {
-                "dataset": judgments.dataset,
-                "model": model,
-                "queries": len(judged),
-                "results": results,
-            },
-            indent=2,
-        )
-        + "\n"
-    )
+    result = {
+        "dataset": judgments.dataset,
+        "model": model,
+        "queries": len(judged),
+        "results": results,
+    }
+    write_result(f"fusion-{judgments.dataset}-{model}", result)
     table = Table("setting", "nDCG@10", "Recall@100", title=f"{judgments.dataset}, {model}")
     for name, row in results.items():
         table.add_row(name, f"{row['ndcg_at_10']:.3f}", f"{row['recall_at_100']:.3f}")

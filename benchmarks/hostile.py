@@ -1,4 +1,5 @@
-"""Hostile inputs: `ragkit ingest` over the hostile corpus of ``tests/reliability/hostile.py``.
+"""Hostile inputs: `ragkit ingest` over the hostile corpus of ``tests/reliability/hostile.py``
+(imported as ``tests.reliability.hostile``: run from the repository root).
 
 Runs the CLI in a child process (as root, under ``setpriv`` without CAP_DAC_OVERRIDE so the
 mode-000 file is really unreadable) and counts the cases whose outcome matches (ingested, or
@@ -9,18 +10,16 @@ loader's peak RSS on a real text file just under the size limit (64 MiB), read a
 and the time and peak RSS of ingesting a 50 MB single-line text file (over the document limit).
 Writes benchmarks/results/hostile.json and prints a table.
 
-The second part (``hostile_surfaces.py``) tries the newer surfaces — records, deletes by id,
+The second part (``benchmarks/hostile_surfaces.py``) tries the newer surfaces — records, deletes by id,
 collapse, standard input, filters, Milvus addresses and a real ``milvus-lite server`` — as a
 hostile user would, and writes benchmarks/results/hostile_surfaces.json.
 
-    .venv/bin/python benchmarks/hostile.py [--part files|surfaces|all]
+    .venv/bin/python -m benchmarks.hostile [--part files|surfaces|all]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import re
 import shutil
 import subprocess
@@ -29,26 +28,18 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "reliability"))
-
-from hostile import HUGE_BYTES, build, expected_for, mismatches, reader_prefix, summary_skips
-from killharness import MODEL, ingest_command, new_index
-
+from benchmarks.common import run_child, write_result
 from ragkit.documents import max_file_bytes
 from ragkit.store import Store
-
-
-def run_ingest(command: list[str]) -> tuple[int, str, str, float]:
-    """Exit code, stdout, stderr and peak RSS (MB) of one child; it is forked from this small
-    process, so the peak it inherits at fork is this process's, far below the figures."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        child = subprocess.Popen(command, stdout=out, stderr=err)
-        _, status, usage = os.wait4(child.pid, 0)
-        child.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0), err.seek(0)
-        return child.returncode, out.read().decode(), err.read().decode(), usage.ru_maxrss / 1024
-
+from tests.reliability.hostile import (
+    HUGE_BYTES,
+    build,
+    expected_for,
+    mismatches,
+    reader_prefix,
+    summary_skips,
+)
+from tests.reliability.killharness import MODEL, ingest_command, new_index
 
 LOAD_SCRIPT = """
 import re, sys
@@ -68,8 +59,7 @@ def loader_peak_mb(path: Path) -> float:
 
 def surfaces() -> None:
     """The surfaces part: every scenario on the folder store and on a milvus-lite server."""
-    import hostile_surfaces
-
+    from benchmarks import hostile_surfaces
     from ragkit.store.milvus.server import LiteServer
 
     clock = time.perf_counter()
@@ -79,8 +69,6 @@ def surfaces() -> None:
     shutil.rmtree(data, ignore_errors=True)
     held = sum(outcome["held"] for outcome in outcomes)
     result = {
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
-        "cpus": os.cpu_count(),
         "model": MODEL,
         "scenarios": len(outcomes),
         "held": held,
@@ -88,8 +76,7 @@ def surfaces() -> None:
         "seconds": round(time.perf_counter() - clock, 1),
         "outcomes": outcomes,
     }
-    out = ROOT / "benchmarks" / "results" / "hostile_surfaces.json"
-    out.write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    write_result("hostile_surfaces", result)
     print(f"{held} of {len(outcomes)} scenarios held ({result['seconds']} s)")
 
 
@@ -116,10 +103,10 @@ def files() -> None:
             shutil.copy(source, good / source.name)
     for name in ("hostile", "peer"):
         new_index(work / name, 500)
-    code, stdout, stderr, rss = run_ingest(
+    code, stdout, stderr, rss = run_child(
         [*prefix, *ingest_command(work / "corpus", work / "hostile")]
     )
-    peer_code, _, _, peer_rss = run_ingest([*prefix, *ingest_command(good, work / "peer")])
+    peer_code, _, _, peer_rss = run_child([*prefix, *ingest_command(good, work / "peer")])
     store = Store.open(work / "hostile")
     keys = {k.removeprefix(str(work / "corpus") + "/") for k in store.document_hashes()}
     store.close()
@@ -138,7 +125,7 @@ def files() -> None:
     (one_line / "line.txt").write_text("boundary layer " * (50 * 10**6 // 15))
     new_index(work / "one-line-index", 500)
     clock = time.perf_counter()
-    line_code, line_out, _, line_rss = run_ingest(ingest_command(one_line, work / "one-line-index"))
+    line_code, line_out, _, line_rss = run_child(ingest_command(one_line, work / "one-line-index"))
     line_seconds = time.perf_counter() - clock
 
     result = {
@@ -166,8 +153,7 @@ def files() -> None:
         "problems": problems,
     }
     shutil.rmtree(work, ignore_errors=True)
-    out = ROOT / "benchmarks" / "results" / "hostile.json"
-    out.write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    write_result("hostile", result)
     rows = [
         ("hostile cases (files + JSONL lines)", f"{result['cases']} ({result['files']} files)"),
         ("outcome as expected", result["as_expected"]),

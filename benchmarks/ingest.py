@@ -4,8 +4,8 @@ adaptive selection on static vectors chooses what the full encoder chooses.
 
 Run::
 
-    .venv/bin/python benchmarks/ingest.py                      # 500 Cranfield abstracts, 300 stitched
-    .venv/bin/python benchmarks/ingest.py --cranfield 1400 --stitched 1400   # everything
+    .venv/bin/python -m benchmarks.ingest                      # 500 Cranfield abstracts, 300 stitched
+    .venv/bin/python -m benchmarks.ingest --cranfield 1400 --stitched 1400   # everything
 
 Two collections, each written to files in a scratch folder:
 
@@ -49,19 +49,18 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.chunking import cranfield_documents  # the stitched long documents
+from benchmarks.common import BEIR, write_result
 from ragkit import Index
 from ragkit.config import Settings
 from ragkit.documents import Document
 from ragkit.embed import Encoder
 from ragkit.embed.models import ENGLISH_MODEL
 from ragkit.embed.static import StaticEncoder, static_folder
-from ragkit.paths import shared_data_dir
 from ragkit.pipeline import LocalStages, PreparedDocument
 from ragkit.pipeline.ingest import EncoderSource
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULT = ROOT / "benchmarks" / "results" / "ingest.json"
-DATA = shared_data_dir() / "beir" / "cranfield"
+DATA = BEIR / "cranfield"
 
 
 class RecordingStages(LocalStages):
@@ -106,11 +105,6 @@ def cranfield_files(folder: Path, count: int, seed: int) -> list[Path]:
 
 
 def stitched_files(folder: Path, count: int, seed: int) -> list[Path]:
-    import sys
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from chunking import cranfield_documents  # benchmarks/chunking.py's stitched documents
-
     paths = []
     for number, document in enumerate(cranfield_documents(count, seed)):
         path = folder / f"stitched-{number:03d}.md"
@@ -215,8 +209,7 @@ def main() -> None:
         "collections": results,
         "seconds": time.perf_counter() - started,
     }
-    RESULT.parent.mkdir(parents=True, exist_ok=True)
-    RESULT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_result("ingest", result)
     print_table(console, result)
 
 

@@ -5,11 +5,11 @@ Builds messy folders of N files from this machine's ``/usr/share/doc``: ``DISTIN
 texts (changelogs, READMEs, licences of 8–64 KB, decompressed) each written many times under
 package-like names, with a one-line variation in half the copies (so half are exact copies,
 stored without embedding, and half new documents of a known text). Each ingest runs in a fresh
-process (``benchmarks/duplicates.py``'s worker: all-minilm-l6-v2, default settings) and
+process (``benchmarks/ingest_worker.py``: all-minilm-l6-v2, default settings) and
 reports its peak RSS (``ru_maxrss``). The tree before streaming (:data:`BEFORE`) runs from a
 ``git archive`` copy; the current tree from the checkout.
 
-Run: ``.venv/bin/python benchmarks/ingest_memory.py [--sizes 2000 8000]``; writes
+Run: ``.venv/bin/python -m benchmarks.ingest_memory [--sizes 2000 8000]``; writes
 ``benchmarks/results/ingest_memory.json``.
 """
 
@@ -18,17 +18,16 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from duplicates import DOCS, MODEL, ROOT, before_tree, run_ingest
+from benchmarks.common import write_result
+from benchmarks.duplicates import DOCS, MODEL
+from benchmarks.ingest_worker import before_tree, run_ingest
 
 BEFORE = "52285b8"  # the loader gap fixed, ingest not yet streaming
 DISTINCT = 24
-RESULTS = ROOT / "benchmarks" / "results" / "ingest_memory.json"
 
 
 def texts(count: int) -> list[str]:
@@ -82,7 +81,7 @@ def main() -> None:
             written = build(folder, size, sources, vary=not args.exact_copies)
             for label, tree in (("before", old), ("after", None)):
                 clock = time.perf_counter()
-                result = run_ingest(folder, Path(scratch) / f"index-{label}-{size}", tree)
+                result = run_ingest(folder, Path(scratch) / f"index-{label}-{size}", tree, MODEL)
                 report = result["report"]
                 runs.append(
                     {
@@ -100,22 +99,14 @@ def main() -> None:
                     }
                 )
                 print(json.dumps(runs[-1]), flush=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "what": "peak RSS of one ingest (fresh process) against corpus size",
-                "model": MODEL,
-                "before": BEFORE,
-                "distinct_texts": DISTINCT,
-                "command": "benchmarks/ingest_memory.py --sizes "
-                + " ".join(map(str, args.sizes))
-                + (" --exact-copies" if args.exact_copies else ""),
-                "runs": runs,
-            },
-            indent=2,
-        )
-        + "\n"
-    )
+    result = {
+        "what": "peak RSS of one ingest (fresh process) against corpus size",
+        "model": MODEL,
+        "before": BEFORE,
+        "distinct_texts": DISTINCT,
+        "runs": runs,
+    }
+    write_result("ingest_memory", result)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ first and last quarter and their ratios (1.0 = flat); wall seconds per 10,000 do
 by block (the table prints ``--table-rows`` blocks); the search probes. Command (from the
 repository root)::
 
-    .venv/bin/python benchmarks/ingest_scale.py [--records 20000] [--batch 1000]
+    .venv/bin/python -m benchmarks.ingest_scale [--records 20000] [--batch 1000]
         [--hnsw-threshold 2000] [--vectors model|words] [--probe-every 1]
         [--compare-rewrite] [--compare-rebuild]
 
@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import statistics
 import tempfile
@@ -63,11 +62,11 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.common import write_result
 from ragkit import Index
 from ragkit.embed import Encoder
 from ragkit.search import dense
 
-RESULT = Path(__file__).parent / "results" / "ingest_scale.json"
 MODEL = "all-minilm-l6-v2"
 PROBE_QUERIES = 50
 RECORDS_PER_FILE = 100_000  # about 8 MB of JSONL per file
@@ -333,8 +332,6 @@ def main() -> None:
         "model": MODEL,
         "vectors": args.vectors,
         "chunker": "fixed",
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "
-        f"load average {os.getloadavg()[0]:.1f} at the end",
         "runs": {
             name: {
                 "flatness": flatness(rows),
@@ -345,8 +342,7 @@ def main() -> None:
             for name, rows in runs.items()
         },
     }
-    RESULT.parent.mkdir(exist_ok=True)
-    RESULT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_result("ingest_scale", result)
     console = Console()
     for name, rows in runs.items():
         if len(rows) <= 50:

@@ -3,7 +3,7 @@
 Run (reads ../shared/data/beir and ragkit's corpora, fetched from PyPI / Debian once into the
 ragkit cache by ``python -m ragkit.corpora``; Sorani words from the klpt wheel):
 
-    .venv/bin/python benchmarks/language.py
+    .venv/bin/python -m benchmarks.language
 
 Collections (each one language; the label of every item is its collection's language):
 
@@ -37,20 +37,20 @@ Writes benchmarks/results/language.json and prints tables.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import random
 import re
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.common import BEIR, write_result
 from ragkit.corpora.sources import load_corpus
 from ragkit.normalize.detect import (
     STATISTICAL_MIN_LETTERS,
@@ -62,8 +62,6 @@ from ragkit.normalize.lexicons import PACKAGES, package_dir
 from ragkit.normalize.profile import LanguageProfile, resolve_language
 from ragkit.tokenize.build import genre_of
 
-RESULTS = Path(__file__).parent / "results" / "language.json"
-BEIR = Path(__file__).parents[1] / ".." / "shared" / "data" / "beir"
 SEED = 19
 TUNE_SHARE = 0.3
 DOCS_PER_COLLECTION = 700
@@ -247,6 +245,14 @@ def evaluate(items: list[Item], tune: bool = False) -> dict[str, dict[str, dict[
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
+    parser.add_argument(
+        "--tune",
+        action="store_true",
+        help="the same tables on the tuning part, for developing the rules without the "
+        "held-out part (nothing is written then)",
+    )
+    tuning = parser.parse_args().tune
     console = Console(width=140)
     rng = random.Random(SEED)
     start = time.perf_counter()
@@ -263,9 +269,6 @@ def main() -> None:
         items += corpus_items(language, rng)
     items = [item for item in items if item.text.strip()]
     thresholds = measure_thresholds(items)
-    # --tune: the same tables on the tuning part, for developing the rules without the
-    # held-out part (nothing is written then).
-    tuning = "--tune" in sys.argv
     counts = evaluate(items, tune=tuning)
     systems = ("ragkit+profile", "ragkit+all", "ragkit", "py3langid")
     result = {
@@ -283,10 +286,7 @@ def main() -> None:
         "seconds": round(time.perf_counter() - start, 1),
     }
     if not tuning:
-        RESULTS.parent.mkdir(exist_ok=True)
-        RESULTS.write_text(
-            json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
+        write_result("language", result)
     for axis in ("kind", "language", "bucket"):
         table = Table(title=f"held-out accuracy by {axis}")
         table.add_column(axis)

@@ -3,8 +3,8 @@
 
 Run::
 
-    .venv/bin/python benchmarks/latency.py                  # builds the index once, then measures
-    .venv/bin/python benchmarks/latency.py --queries 100    # a quicker run
+    .venv/bin/python -m benchmarks.latency                  # builds the index once, then measures
+    .venv/bin/python -m benchmarks.latency --queries 100    # a quicker run
 
 The index: the Cranfield corpus (``../shared/data/beir``, 1,400 abstracts; ``--datasets
 cranfield cisi`` adds CISI's 1,460) ingested with the ``sentence`` chunker at
@@ -42,12 +42,10 @@ import argparse
 import json
 import os
 import shutil
-import socket
-import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -60,17 +58,15 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.common import BEIR, RAGKIT, per_call_ms, serve, summary, write_result
 from ragkit import Index
 from ragkit.corpora import load_corpus
 from ragkit.evaluate import load_queries
-from ragkit.paths import cache_dir, shared_data_dir
+from ragkit.paths import cache_dir
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULT = ROOT / "benchmarks" / "results" / "latency.json"
 MODEL = "all-minilm-l6-v2"
 DATASETS = ("cranfield", "cisi")
 CORPORA = (*DATASETS, "python-manual")  # the manual: ragkit.corpora's English source
-RAGKIT = str(Path(sys.executable).parent / "ragkit")
 
 
 def build_index(
@@ -93,7 +89,7 @@ def corpus_file(name: str) -> Path:
     """The JSONL file of corpus ``name``: a shared BEIR corpus, or the Python 3.11 manual
     (497 pages, 1.4M words; :func:`ragkit.corpora.load_corpus`) written out once as records."""
     if name in DATASETS:
-        return shared_data_dir() / "beir" / name / "corpus.jsonl"
+        return BEIR / name / "corpus.jsonl"
     path = cache_dir() / "benchmarks" / "python-manual.jsonl"
     if not path.exists():
         records = (
@@ -108,34 +104,9 @@ def corpus_file(name: str) -> Path:
 def queries(limit: int) -> list[str]:
     """The Cranfield and CISI queries, alternating, at most ``limit`` (both sets are asked
     whichever corpora the index holds)."""
-    beir = shared_data_dir() / "beir"
-    sets = [list(load_queries(beir / name / "queries.jsonl").values()) for name in DATASETS]
+    sets = [list(load_queries(BEIR / name / "queries.jsonl").values()) for name in DATASETS]
     mixed = [q for pair in zip(*sets, strict=False) for q in pair]
     return mixed[:limit]
-
-
-def summary(milliseconds: list[float], seconds: float | None = None) -> dict[str, float]:
-    """p50, p95 (ms) and, when ``seconds`` is the wall of all requests, requests per second."""
-    cut = statistics.quantiles(milliseconds, n=20)
-    figures = {
-        "p50_ms": round(statistics.median(milliseconds), 1),
-        "p95_ms": round(cut[18], 1),
-        "n": len(milliseconds),
-        "load_average": round(os.getloadavg()[0], 2),
-    }
-    if seconds:
-        figures["requests_per_s"] = round(len(milliseconds) / seconds, 1)
-    return figures
-
-
-def timed(call: Callable[[str], object], texts: list[str]) -> list[float]:
-    """Milliseconds of ``call(text)`` per text."""
-    spent = []
-    for text in texts:
-        clock = time.perf_counter()
-        call(text)
-        spent.append((time.perf_counter() - clock) * 1000)
-    return spent
 
 
 @contextmanager
@@ -151,42 +122,13 @@ def busy_processes(count: int) -> Iterator[None]:
             spinner.wait()
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextmanager
-def server(folder: Path) -> Iterator[tuple[str, float]]:
-    """``ragkit serve`` over ``folder``: its base URL and start-up seconds."""
-    port = free_port()
-    command = [RAGKIT, "serve", str(folder), "--port", str(port), "--log-level", "warning"]
-    clock = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        while True:
-            try:
-                if httpx.get(f"{url}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                if process.poll() is not None:
-                    raise SystemExit("ragkit serve exited before answering") from None
-                time.sleep(0.1)
-        yield url, time.perf_counter() - clock
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-
-
 def http_clients(url: str, texts: list[str], clients: int) -> dict[str, float]:
     """``texts`` sent as ``POST /search`` by ``clients`` threads, one connection each."""
     shares = [texts[i::clients] for i in range(clients)]
 
     def run(share: list[str]) -> list[float]:
         with httpx.Client(base_url=url, timeout=120) as client:
-            return timed(
+            return per_call_ms(
                 lambda q: client.post("/search", json={"query": q}).raise_for_status(), share
             )
 
@@ -255,17 +197,17 @@ def main() -> None:
     texts = queries(args.queries)
     rows: dict[str, dict[str, float]] = {}
     with Index.open(folder) as index:
-        timed(index.search, texts[:10])
-        rows["in-process, idle"] = summary(timed(index.search, texts))
+        per_call_ms(index.search, texts[:10])
+        rows["in-process, idle"] = summary(per_call_ms(index.search, texts))
         encoder = index.encoder
         rows["query encoding, ragkit"] = summary(
-            timed(lambda q: encoder.encode_queries([q]), texts)
+            per_call_ms(lambda q: encoder.encode_queries([q]), texts)
         )
         rows["query encoding, ragkit torch path"] = summary(
-            timed(lambda q: encoder._forward([encoder.spec.query_prefix + q]), texts)
+            per_call_ms(lambda q: encoder._forward([encoder.spec.query_prefix + q]), texts)
         )
         rows["query encoding, sentence-transformers"] = summary(
-            timed(
+            per_call_ms(
                 lambda q: encoder.model.encode(
                     [encoder.spec.query_prefix + q],
                     normalize_embeddings=True,
@@ -275,8 +217,8 @@ def main() -> None:
             )
         )
         with busy_processes(2):
-            rows["in-process, 2 busy processes"] = summary(timed(index.search, texts))
-    with server(folder) as (url, startup):
+            rows["in-process, 2 busy processes"] = summary(per_call_ms(index.search, texts))
+    with serve(str(folder)) as (url, startup):
         http_clients(url, texts[:10], 1)
         rows["HTTP, 1 client"] = http_clients(url, texts, 1)
         rows["HTTP, 8 clients"] = http_clients(url, texts, 8)
@@ -291,8 +233,7 @@ def main() -> None:
         "cold_query_s": round(cold_query(folder, texts[0]), 2),
         "cold_query_torch_s": round(cold_query(folder, texts[0], "torch"), 2),
     }
-    RESULT.parent.mkdir(parents=True, exist_ok=True)
-    RESULT.write_text(json.dumps(result, indent=2) + "\n")
+    write_result("latency", result)
     show(result)
 
 

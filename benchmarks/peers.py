@@ -2,8 +2,8 @@
 
 Run::
 
-    .venv/bin/python benchmarks/peers.py                       # Cranfield and CISI, MiniLM
-    .venv/bin/python benchmarks/peers.py ../shared/data/beir/cisi --model multilingual-e5-small
+    .venv/bin/python -m benchmarks.peers                       # Cranfield and CISI, MiniLM
+    .venv/bin/python -m benchmarks.peers ../shared/data/beir/cisi --model multilingual-e5-small
 
 Each judged collection (``../shared/data/beir/cranfield`` and ``cisi`` unless given) is ranked
 whole — one document is its title and its text, no chunking, nothing of ragkit's pipeline — by:
@@ -24,15 +24,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-# benchmarks/flows.py would shadow the flows package: this folder off the import path
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 import ragkit  # noqa: F401  (thread policy before torch loads)
 
@@ -44,11 +40,11 @@ import Stemmer
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks import common
+from benchmarks.common import BEIR, RESULTS, write_result
 from ragkit.embed.models import load_encoder, model_spec
-from ragkit.evaluate import Judgments, load_judgments, mrr_at_k, ndcg_at_k, recall_at_k
-from ragkit.paths import shared_data_dir
+from ragkit.evaluate import Judgments, load_judgments
 
-ROOT = Path(__file__).resolve().parent.parent
 COLLECTIONS = ("cranfield", "cisi")
 MODEL = "all-minilm-l6-v2"
 DEPTH = 100  # documents ranked per query, and per list fused
@@ -142,14 +138,8 @@ def rrf(lists: Sequence[list[int]], k: int = RRF_K, depth: int = DEPTH) -> list[
 
 def metrics(rankings: Rankings, corpus: Corpus, judgments: Judgments) -> dict[str, float]:
     """Mean nDCG@10, Recall@100 and MRR@10 over the judged queries."""
-    judged = judgments.judged
-    runs = {q: [corpus.ids[p] for p in rankings[q]] for q in judged}
-    qrels = judgments.qrels
-    return {
-        "ndcg_at_10": float(np.mean([ndcg_at_k(runs[q], qrels[q]) for q in judged])),
-        "recall_at_100": float(np.mean([recall_at_k(runs[q], qrels[q]) for q in judged])),
-        "mrr_at_10": float(np.mean([mrr_at_k(runs[q], qrels[q]) for q in judged])),
-    }
+    runs = {q: [corpus.ids[p] for p in rankings[q]] for q in judgments.judged}
+    return common.metrics(runs, judgments.qrels, judgments.judged)
 
 
 def measure(dataset: Path, model: str) -> dict[str, Any]:
@@ -180,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--model", default=MODEL, help="the dense peer's encoder")
     parser.add_argument("--out", type=Path, help="result file (default: results/peers-MODEL.json)")
     args = parser.parse_args(argv)
-    datasets = args.datasets or [shared_data_dir() / "beir" / name for name in COLLECTIONS]
+    datasets = args.datasets or [BEIR / name for name in COLLECTIONS]
     collections = {dataset.name: measure(dataset, args.model) for dataset in datasets}
     result = {
         "model": args.model,
@@ -190,8 +180,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "documents": "title and text, whole, no chunking",
         "collections": collections,
     }
-    out = args.out or ROOT / "benchmarks" / "results" / f"peers-{args.model}.json"
-    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    out = args.out or RESULTS / f"peers-{args.model}.json"
+    write_result(out.stem, result, folder=out.parent)
     table = Table(
         "collection", "system", "nDCG@10", "Recall@100", "MRR@10", title=f"peers, {args.model}"
     )

@@ -4,39 +4,34 @@ Writes benchmarks/results/reliability.json and prints a table. Also measures the
 an ingest that meets a 200 MB text file (refused by size before it is read) next to an ingest
 of one small file.
 
-    .venv/bin/python benchmarks/reliability.py --trials 50
+    .venv/bin/python -m benchmarks.reliability --trials 50
+
+The kill harness is ``tests/reliability/killharness.py`` (imported as
+``tests.reliability.killharness``: run from the repository root), which ``test_crash.py`` runs
+with fewer trials.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "reliability"))
-
-from killharness import CRANFIELD, cranfield_files, ingest_command, new_index, run_trials
+from benchmarks.common import run_child, write_result
+from tests.reliability.killharness import (
+    CRANFIELD,
+    cranfield_files,
+    ingest_command,
+    new_index,
+    run_trials,
+)
 
 
 def peak_rss_mb(corpus: Path, index: Path) -> tuple[float, int]:
     """Peak resident memory (MB) and exit code of one `ragkit ingest` in a child process."""
-    script = (
-        "import resource, subprocess, sys; "
-        "rc = subprocess.run(sys.argv[1:]).returncode; "
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, rc)"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", script, *ingest_command(corpus, index)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    return int(out[-2]) / 1024, int(out[-1])
+    code, _, _, peak = run_child(ingest_command(corpus, index))
+    return peak, code
 
 
 def main() -> None:
@@ -77,8 +72,7 @@ def main() -> None:
         "peak_rss_mb_with_200mb_file": round(rss_big, 1),
         "exit_codes": {"small": rc_small, "with_200mb_file": rc_big},
     }
-    out = ROOT / "benchmarks" / "results" / "reliability.json"
-    out.write_text(json.dumps(result, indent=2))
+    write_result("reliability", result)
     rows = [
         ("kill trials", figures.trials),
         ("killed mid-run / mid-ingest", f"{figures.killed} / {figures.mid_ingest}"),

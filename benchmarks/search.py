@@ -2,11 +2,11 @@
 
 Run::
 
-    .venv/bin/python benchmarks/search.py                 # real-embedding recall; 10k, 100k, 1M
-    .venv/bin/python benchmarks/search.py --sizes 10000   # a quick run
-    .venv/bin/python benchmarks/search.py --no-real       # synthetic sizes only
-    .venv/bin/python benchmarks/search.py --sizes         # real-embedding recall only
-    .venv/bin/python benchmarks/search.py --no-real --sizes 1000000 --skip hnsw
+    .venv/bin/python -m benchmarks.search                 # real-embedding recall; 10k, 100k, 1M
+    .venv/bin/python -m benchmarks.search --sizes 10000   # a quick run
+    .venv/bin/python -m benchmarks.search --no-real       # synthetic sizes only
+    .venv/bin/python -m benchmarks.search --sizes         # real-embedding recall only
+    .venv/bin/python -m benchmarks.search --no-real --sizes 1000000 --skip hnsw
 
 **Latency by size** uses synthetic data, as latency does not depend on meaning: random unit
 vectors (384-d, the bundled models' width) and token documents drawn from a Zipf distribution
@@ -46,11 +46,9 @@ import gc
 import hashlib
 import json
 import re
-import resource
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import ragkit  # noqa: F401  (thread policy before torch/faiss load: ragkit.threads)
 
@@ -61,18 +59,16 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from ragkit.config import Settings, cache_dir
+from benchmarks.common import BEIR, peak_rss_mb, percentile, read_result, result_path, write_result
+from ragkit.config import Settings
 from ragkit.corpora import load_corpus
 from ragkit.embed import Encoder
 from ragkit.evaluate import load_queries
-from ragkit.paths import shared_data_dir
+from ragkit.paths import cache_dir
 from ragkit.search import dense
 from ragkit.search.fusion import fuse
 from ragkit.search.sparse import SparseIndex
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULT = ROOT / "benchmarks" / "results" / "search.json"
-BEIR = shared_data_dir() / "beir"
 DIMENSION = 384
 VOCABULARY = 30_000
 DOC_TERMS = 60
@@ -124,16 +120,11 @@ class Timings:
     def summary(self) -> dict[str, float]:
         wall, cpu = np.array(self.wall) * 1000, np.array(self.cpu) * 1000
         return {
-            "p50_ms": float(np.percentile(wall, 50)),
-            "p95_ms": float(np.percentile(wall, 95)),
-            "cpu_p50_ms": float(np.percentile(cpu, 50)),
-            "cpu_p95_ms": float(np.percentile(cpu, 95)),
+            "p50_ms": percentile(wall, 50),
+            "p95_ms": percentile(wall, 95),
+            "cpu_p50_ms": percentile(cpu, 50),
+            "cpu_p95_ms": percentile(cpu, 95),
         }
-
-
-def peak_rss_mb() -> float:
-    """The process's peak resident memory so far (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def timed_search(
@@ -403,9 +394,8 @@ def print_tables(results: list[dict], real: dict | None, console: Console) -> No
     console.print(table)
 
 
-def merged(real: dict | None, measured: dict[int, dict]) -> dict:
-    """This run's parts over the file's current ones (a part not run here is kept)."""
-    current = json.loads(RESULT.read_text()) if RESULT.exists() else {}
+def merged(current: dict, real: dict | None, measured: dict[int, dict]) -> dict:
+    """This run's parts over the file's ``current`` ones (a part not run here is kept)."""
     results = {r["chunks"]: r for r in current.get("results", []) if isinstance(r["dense"], list)}
     results.update(measured)
     return {
@@ -424,16 +414,18 @@ def main() -> None:
     args = parser.parse_args()
     console = Console()
     faiss.omp_set_num_threads(1)  # see the module docstring
+    current = read_result("search")
     real = None if args.no_real else real_recall(console)
     measured: dict[int, dict] = {}
     rng = np.random.default_rng(0)
     for size in [None, *args.sizes]:  # written after each stage: a long 1M run keeps the rest
         if size is not None:
             measured[size] = run_size(size, rng, console, tuple(args.skip))
-        document = merged(real, measured)
-        RESULT.write_text(json.dumps(document, indent=2) + "\n")
+        document = merged(current, real, measured)
+        parts = [*(["real"] if real else []), *map(str, measured)]
+        write_result("search", document, parts=parts, earlier=current)
     print_tables(document["results"], real, console)
-    console.print(f"wrote {RESULT.relative_to(ROOT)}")
+    console.print(f"wrote {result_path('search')}")
 
 
 if __name__ == "__main__":

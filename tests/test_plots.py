@@ -1,4 +1,4 @@
-"""benchmarks/plots.py draws every results figure from the committed JSON, the same bytes each
+"""docs/plots.py draws every results figure from the committed JSON, the same bytes each
 run, and the SVGs committed under docs/assets/plots are the ones it draws today."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("matplotlib")
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "benchmarks" / "plots.py"
+SCRIPT = ROOT / "docs" / "plots.py"
 RESULTS = ROOT / "benchmarks" / "results"
 COMMITTED = ROOT / "docs" / "assets" / "plots"
 FIGURES = (
@@ -26,7 +26,7 @@ FIGURES = (
     "chunker_choice.svg",
 )
 SVG = "{http://www.w3.org/2000/svg}"
-FIX = "run `make plots` (or .venv/bin/python benchmarks/plots.py) and commit docs/assets/plots"
+FIX = "run `make plots` (or .venv/bin/python docs/plots.py) and commit docs/assets/plots"
 
 
 def _draw(out: Path) -> Path:
@@ -57,7 +57,7 @@ def _creator(svg: Path) -> str:
 @pytest.mark.parametrize("name", FIGURES)
 def test_each_figure_is_an_svg_with_labels(drawn: tuple[Path, Path], name: str) -> None:
     path = drawn[0] / name
-    assert path.is_file(), f"benchmarks/plots.py wrote no {name}"
+    assert path.is_file(), f"docs/plots.py wrote no {name}"
     assert ET.parse(path).getroot().tag == f"{SVG}svg"
     texts = [t for t in _texts(path) if t]
     assert len(texts) >= 10, f"{name} has {len(texts)} text labels"

@@ -20,6 +20,7 @@ from ragkit.cli.evaluate import eval_command
 from ragkit.cli.flows import flows_app
 from ragkit.cli.help import ReadableGroup
 from ragkit.cli.ingest import ingest
+from ragkit.cli.lexnorm import lexnorm_app
 from ragkit.cli.manage import export, ls, rm
 from ragkit.cli.normalize import normalize_command
 from ragkit.cli.rerank import rerank_app
@@ -62,4 +63,5 @@ app.command(name="eval")(eval_command)
 app.command("chunk")(chunk_command)
 app.add_typer(rerank_app, name="rerank")
 app.add_typer(tokenizer_app, name="tokenizer")
+app.add_typer(lexnorm_app, name="lexnorm")
 app.add_typer(flows_app, name="flows")

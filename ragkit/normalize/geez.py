@@ -14,8 +14,8 @@ The classes differ by language:
   always ``a``, so ሀ/ሃ and አ/ኣ are homophones as well: the ``a`` order of the ሀ and አ rows
   folds to the first order (ዓለም → አለም). ኸ stays apart: it is the spirant /x/ of Tigrinya,
   Gurage and loanwords, and ``h`` only in older Amharic spellings. On the Amharic word list
-  (``benchmarks/normalize_geez.py``) folding it into ሀ joins real variants (ሆነ/ኾነ, -ሁ/-ኹ)
-  but also distinct words (ዝሆን/ዝኾን, ህብር/ኽብር), so it is left out.
+  (the study ``experiments/normalize/geez``) folding it into ሀ joins real variants (ሆነ/ኾነ,
+  -ሁ/-ኹ) but also distinct words (ዝሆን/ዝኾን, ህብር/ኽብር), so it is left out.
 * ``ti``: ሀ ሐ ዐ አ ኸ are all distinct phonemes and stay; ሠ → ሰ, ፀ → ጸ, and ኀ → ሐ (Ge'ez ḫ
   became ḥ in Tigrinya: Ge'ez ኀይል, Tigrinya ሓይሊ).
 

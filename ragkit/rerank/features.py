@@ -16,7 +16,8 @@
 
 All but ``overlap`` and ``prior`` come from the backbone's states
 (:func:`candidate_signals`); :func:`ragkit.rerank.model.group_features` adds their z-scores
-within each group. ``benchmarks/rerank_headroom.py`` measures what each adds to the first stage.
+within each group. The headroom study (``experiments/rerank/headroom``) measures what each adds
+to the first stage.
 
 Example:
     >>> term_overlap(["wing", "flutter"], ["the", "wing", "span"])

@@ -57,6 +57,7 @@ from ragkit.corpora.headings import HeadingPair, strip_diacritics
 from ragkit.embed.models import ENGLISH_MODEL, MULTILINGUAL_MODEL
 from ragkit.errors import RagkitError
 from ragkit.paths import REPOSITORY, cache_dir
+from ragkit.provenance import provenance
 from ragkit.rerank.backbone import Backbone
 from ragkit.rerank.features import ANCHORS
 from ragkit.search.fusion import minmax, reciprocal_rank_fusion
@@ -400,14 +401,17 @@ def heading_stats(groups: Mapping[str, Sequence[TrainingGroup]]) -> list[dict[st
 def main(argv: Sequence[str] | None = None) -> None:
     """``python -m ragkit.training.headings --stats``: build (or read from the cache) the
     heading groups of ``--languages`` and print counts per language, corpus and split; write
-    them to ``benchmarks/results/heading_groups.json``."""
+    them, with their provenance, to ``experiments/rerank/transfer/heading_groups.json`` (the
+    transfer study's training data)."""
     parser = argparse.ArgumentParser(prog="python -m ragkit.training.headings")
     parser.add_argument("--stats", action="store_true", help="print and write the counts")
     parser.add_argument("--languages", nargs="+", default=["en", "ar", "fa"])
     parser.add_argument("--max-groups", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--out", type=Path, default=REPOSITORY / "benchmarks/results/heading_groups.json"
+        "--out",
+        type=Path,
+        default=REPOSITORY / "experiments/rerank/transfer/heading_groups.json",
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
@@ -444,6 +448,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     table.add_row("all", "all", "all", "", "", str(sum(totals.values())), "", style="bold")
     Console().print(table)
     report = {
+        "provenance": provenance(),
         "languages": args.languages,
         "max_groups": args.max_groups,
         "seed": args.seed,

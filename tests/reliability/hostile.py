@@ -7,7 +7,8 @@ decompression bomb, JSONL with bad lines, symbolic-link loops, odd and non-UTF-8
 and an unreadable file — next to a few good files with odd shapes, and returns one :class:`Case` per file or JSONL line: either it
 must be ingested (``expect == ""``) or skipped with a reason containing ``expect``.
 
-Used by ``test_hostile.py`` and ``benchmarks/hostile.py``.
+Used by ``test_hostile.py`` and ``benchmarks/hostile.py`` (which imports it as
+``tests.reliability.hostile``: keep it free of test-only imports such as ``conftest``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Run (fetches klpt 0.1.7 and hazm 0.10.0 wheels from PyPI once, into ~/.cache/ragkit/bench):
 
-    .venv/bin/python benchmarks/normalize_persoarabic.py
+    .venv/bin/python -m experiments.normalize.persoarabic.persoarabic
 
 Evaluation sets are real (observed → correct) word pairs found in the packages; the corrector
 never sees them: their observed forms are removed from its lexicon and its channel is trained
@@ -32,11 +32,12 @@ Columns: ``as-is`` (no change), ``table`` (:class:`PersoArabicScript` alone), ``
 (ragkit's whole rule-based normalizer for the language: hygiene, table, tatweel, marks) and
 ``corrector`` (the pipeline, then the learned corrector).
 
-Writes benchmarks/results/normalize_persoarabic.json and prints a table.
+Writes experiments/normalize/persoarabic/persoarabic.json (``rows``) and prints a table.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import re
@@ -47,7 +48,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from ragkit.config import cache_dir
+from benchmarks.common import write_result
 from ragkit.normalize import normalizer_for
 from ragkit.normalize.lexicons import (
     PACKAGES,
@@ -59,8 +60,9 @@ from ragkit.normalize.lexicons import (
 )
 from ragkit.normalize.orthography import KEYBOARD_NOISE, OrthographyCorrector, corrupt
 from ragkit.normalize.perso_arabic import PersoArabicScript, perso_arabic_table
+from ragkit.paths import cache_dir
 
-RESULTS = Path(__file__).parent / "results" / "normalize_persoarabic.json"
+HERE = Path(__file__).resolve().parent
 CLEAN_SAMPLE = 2000
 SYNTHETIC_SAMPLE = 2000
 
@@ -188,6 +190,7 @@ def accuracy(pairs: Pairs, method: Callable[[str], str]) -> float:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0]).parse_args()
     console = Console(width=120)
     bench = cache_dir() / "bench"
     rng = random.Random(20261202)
@@ -234,8 +237,7 @@ def main() -> None:
             }
         )
     rows += urdu_rows(package_dir(URDU, cache=bench / "packages"))
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    written = write_result("persoarabic", {"rows": rows}, HERE, indent=1)
     table = Table(title="Perso-Arabic orthography: word accuracy")
     for column in (
         "language",
@@ -268,7 +270,7 @@ def main() -> None:
                 f"{row['language']}: {row['lexicon_words']} lexicon words from {row['source']},"
                 f" trained in {row['train_seconds']} s, model {row['model_bytes_gz']} bytes gz"
             )
-    console.print(f"wrote {RESULTS}")
+    console.print(f"wrote {written}")
 
 
 if __name__ == "__main__":

@@ -10,19 +10,18 @@ chunk; nDCG@10 and MRR@10 are averaged over the judged queries, with the seconds
 
 The shipped model has been trained on Cranfield's and CISI's judgments (its MODEL_CARD.md), so
 on those two collections this checks the product path, not held-out quality — that is
-``benchmarks/rerank.py`` (query-disjoint folds).
+``experiments/rerank/groupwise`` (query-disjoint folds).
 
 Run (from the repository root)::
 
-    .venv/bin/python benchmarks/rerank_search.py cranfield=IDX1 cisi=IDX2 [--rerank-weight 0.2]
+    .venv/bin/python -m experiments.rerank.search.search cranfield=IDX1 cisi=IDX2 [--rerank-weight 0.2]
 
-Writes ``benchmarks/results/rerank_search.json`` and prints a table.
+Writes ``experiments/rerank/search/search.json`` and prints a table.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 from pathlib import Path
@@ -32,13 +31,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from rich.console import Console
 from rich.table import Table
 
-from ragkit.evaluate import load_judgments, mrr_at_k, ndcg_at_k
+from benchmarks.common import load_beir, write_result
+from ragkit.evaluate import mrr_at_k, ndcg_at_k
 from ragkit.index import Index
-from ragkit.paths import shared_data_dir
 
-ROOT = Path(__file__).resolve().parent.parent
-BEIR = shared_data_dir() / "beir"
-RESULT = ROOT / "benchmarks" / "results" / "rerank_search.json"
+HERE = Path(__file__).resolve().parent
 
 
 def measure(name: str, folder: Path, weight: float | None) -> dict[str, dict[str, float]]:
@@ -47,7 +44,7 @@ def measure(name: str, folder: Path, weight: float | None) -> dict[str, dict[str
     ``weight``: the first-stage share to mix in instead of the index's stored ``rerank_weight``
     (for this run only, as ``ragkit query --rerank-weight``).
     """
-    judgments = load_judgments(BEIR / name)
+    judgments = load_beir(name)
     index = Index.open(folder, **({} if weight is None else {"rerank_weight": weight}))
     depth = index.settings.rerank_depth
     rows: dict[str, dict[str, float]] = {}
@@ -87,7 +84,7 @@ def main() -> None:
     for pair in args.collections:
         name, _, folder = pair.partition("=")
         result[name] = measure(name, Path(folder), args.rerank_weight)
-    RESULT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_result("search", result, HERE)
     table = Table("collection", "path", "nDCG@10", "MRR@10", "seconds")
     for name, rows in result.items():
         for label in ("first stage", "reranked"):

@@ -1,4 +1,4 @@
-"""Reranking benchmark: first stage vs pointwise vs groupwise SFT vs groupwise SFT + GRPO.
+"""Reranking study: first stage vs pointwise vs groupwise SFT vs groupwise SFT + GRPO.
 
 Protocol — **5 query-disjoint folds**: Cranfield and CISI have no training split, so each
 collection's judged queries are split into 5 seeded folds; the models for fold ``f`` train on
@@ -18,14 +18,13 @@ of GRPO's calibration term, and latency of ``Reranker.rank`` on 20 and 50 candid
 encoding included).
 
 Usage:
-    .venv/bin/python benchmarks/rerank.py [--index cranfield=DIR --index cisi=DIR] [--folds 5]
+    .venv/bin/python -m experiments.rerank.groupwise.groupwise [--index cranfield=DIR --index cisi=DIR] [--folds 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
-import json
 import logging
 import random
 import statistics
@@ -41,11 +40,10 @@ import numpy as np
 import torch
 from rich.console import Console
 from rich.table import Table
-from scipy.stats import ttest_rel
 
-from ragkit.evaluate import load_judgments, mrr_at_k, ndcg_at_k
+from benchmarks.common import BEIR, load_beir, paired_p, per_query, write_result
+from benchmarks.common import metrics as common_metrics
 from ragkit.index import Index
-from ragkit.paths import shared_data_dir
 from ragkit.rerank.config import RerankerConfig
 from ragkit.rerank.features import first_stage_prior, overlaps
 from ragkit.rerank.model import GroupwiseReranker
@@ -55,13 +53,13 @@ from ragkit.training.judged import candidate_list
 from ragkit.training.synthetic import TrainingGroup
 from ragkit.training.train import TrainConfig, Trainer, TrainResult
 
-DATA = shared_data_dir() / "beir"
-RESULTS = Path(__file__).parent / "results"
+DATA = BEIR
+HERE = Path(__file__).resolve().parent
 DATASETS = ("cranfield", "cisi")
 DEPTH = 50
 GRID = [round(0.1 * i, 1) for i in range(10)]
 VARIANTS = ("pointwise", "groupwise-sft", "groupwise-grpo", "groupwise-grpo-no-calibration")
-log = logging.getLogger("benchmarks.rerank")
+log = logging.getLogger(__name__)
 
 
 def fold_of(args: argparse.Namespace, judged: dict[str, list[str]]) -> dict[str, int]:
@@ -103,19 +101,16 @@ def train_fold(
 
 def per_query_ndcg(ranked: dict[str, list[str]], qrels: dict) -> np.ndarray:
     """nDCG@10 of each query, in query-id order (paired across systems)."""
-    return np.array([ndcg_at_k(ranked[q], qrels[q]) for q in sorted(ranked)])
+    return np.array(per_query(ranked, qrels)["ndcg_at_10"])
 
 
-def metrics(ranked: dict[str, list[str]], qrels: dict) -> dict[str, float]:
+def metrics(ranked: dict[str, list[str]], qrels: dict, digits: int | None = None) -> dict:
+    """Mean nDCG@10 and MRR@10 (``ragkit eval``'s, :func:`benchmarks.common.metrics`)."""
+    means = common_metrics(ranked, qrels)
     return {
-        "ndcg_at_10": float(per_query_ndcg(ranked, qrels).mean()),
-        "mrr_at_10": float(np.mean([mrr_at_k(r, qrels[q]) for q, r in ranked.items()])),
+        name: means[name] if digits is None else round(means[name], digits)
+        for name in ("ndcg_at_10", "mrr_at_10")
     }
-
-
-def paired_p(system: np.ndarray, first: np.ndarray) -> float:
-    """Two-sided paired t-test p-value of per-query nDCG@10 against the first stage."""
-    return 1.0 if np.allclose(system, first) else float(ttest_rel(system, first).pvalue)
 
 
 def mixed(runs: dict, scores: dict, weight: float) -> dict[str, list[str]]:
@@ -180,7 +175,7 @@ def main() -> None:
     clock = time.perf_counter()
     groups, _ = trainer.build_data()
     log.info("%d groups (%.0f s)", len(groups), time.perf_counter() - clock)
-    judgments = {name: load_judgments(args.data / name) for name in DATASETS}
+    judgments = {name: load_beir(args.data / name) for name in DATASETS}
     folds = fold_of(args, {name: j.judged for name, j in judgments.items()})
     runs: dict[str, dict] = {}
     for name, judged in judgments.items():
@@ -278,8 +273,7 @@ def main() -> None:
     report["latency_seconds"] = {
         f"rank_{n}": latency(shipped, runs["cranfield"], queries, n) for n in (20, 50)
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "rerank.json").write_text(json.dumps(report, indent=1) + "\n")
+    write_result("groupwise", report, HERE, indent=1)
     console = Console(width=180)
     console.print(table)
     console.print(f"GRPO mean reward per step (over folds): {report['reward_curves']}")

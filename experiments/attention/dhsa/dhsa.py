@@ -2,9 +2,9 @@
 
 Run::
 
-    .venv/bin/python benchmarks/dhsa.py                          # 1k, 2k, 4k, 8k, 16k tokens
-    .venv/bin/python benchmarks/dhsa.py --lengths 1024 2048      # these rows only (others kept)
-    .venv/bin/python benchmarks/dhsa.py --parts reranker --reranker FOLDER  # whole reranker
+    .venv/bin/python -m experiments.attention.dhsa.dhsa   # 1k, 2k, 4k, 8k, 16k tokens
+    .venv/bin/python -m experiments.attention.dhsa.dhsa --lengths 1024 2048  # these rows only (others kept)
+    .venv/bin/python -m experiments.attention.dhsa.dhsa --parts reranker --reranker FOLDER  # whole reranker
 
 The layer is ragkit's :class:`~ragkit.rerank.layers.InteractionLayer` (pre-norm, hidden 384,
 6 heads, FFN 1536, seeded random weights), run once with ``AttentionConfig()`` (dense, the
@@ -38,7 +38,7 @@ and a needle test (the best-judged document among unjudged ones, first / middle 
 group: is it ranked first?). ``--parts reranker`` runs this part alone and keeps the layer
 results already in the JSON file.
 
-Writes ``benchmarks/results/dhsa.json`` and prints a table with the DHSA / dense ratios.
+Writes ``experiments/attention/dhsa/dhsa.json`` and prints a table with the DHSA / dense ratios.
 """
 
 from __future__ import annotations
@@ -64,16 +64,16 @@ from rich.console import Console
 from rich.table import Table
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from ragkit.paths import shared_data_dir
 from ragkit.rerank.attention import AttentionConfig, attend
 from ragkit.rerank.layers import InteractionLayer
 
 if TYPE_CHECKING:
     from ragkit.rerank.reranker import Reranker
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULT = ROOT / "benchmarks" / "results" / "dhsa.json"
-BEIR = shared_data_dir() / "beir"
+from benchmarks.common import BEIR, ROOT, load_beir, read_result, write_result
+
+HERE = Path(__file__).resolve().parent
+MODULE = "experiments.attention.dhsa.dhsa"  # run as python -m MODULE from the repository root
 CISI = BEIR / "cisi"
 LENGTHS = (1024, 2048, 4096, 8192, 16384)
 HIDDEN, HEADS, FFN = 384, 6, 1536
@@ -206,12 +206,12 @@ def child(kind: str, scope: str, tokens: int, states: Path) -> None:
 
 def peak_memory(kind: str, scope: str, tokens: int, states: Path, runs: int = 2) -> dict:
     """The lowest peak of ``runs`` fresh processes (allocator effects vary a little per run)."""
-    command = [sys.executable, __file__, "--child", kind, scope, str(tokens), str(states)]
+    command = [sys.executable, "-m", MODULE, "--child", kind, scope, str(tokens), str(states)]
     results = [
         json.loads(
-            subprocess.run(command, capture_output=True, text=True, check=True).stdout.split("\n")[
-                -2
-            ]
+            subprocess.run(
+                command, cwd=ROOT, capture_output=True, text=True, check=True
+            ).stdout.split("\n")[-2]
         )
         for _ in range(runs)
     ]
@@ -306,13 +306,12 @@ def reranker_rows(name: str | None, budget: int, index_root: Path) -> dict:
         reranker = Reranker.load(name)
     except RagkitError as error:
         return {"pending": str(error)}
-    from ragkit.evaluate import load_judgments
     from ragkit.training.judged import candidate_list, first_stage_index
 
     dhsa = AttentionConfig(kind="dhsa", budget=budget, block_size=32, local_window=16)
     rows = {"attention": dhsa.__dict__, "group_size": reranker.config.group_size}
     for dataset in ("cranfield", "cisi"):
-        judgments = load_judgments(BEIR / dataset)
+        judgments = load_beir(dataset)
         index = first_stage_index(index_root / dataset, judgments, reranker.config.backbone)
         runs = {q: candidate_list(index, judgments.queries[q], 50) for q in judgments.judged}
         index.close()
@@ -350,14 +349,16 @@ def main() -> None:
     if STARTING_WAIT_POLICY != wanted:  # libgomp reads it once, at start-up
         env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
         env.update({"OMP_WAIT_POLICY": wanted} if wanted else {})
-        os.execve(sys.executable, [sys.executable, __file__, *sys.argv[1:]], env)
+        os.chdir(ROOT)
+        os.execve(sys.executable, [sys.executable, "-m", MODULE, *sys.argv[1:]], env)
     if args.child:
         child(args.child[0], args.child[1], int(args.child[2]), Path(args.child[3]))
         return
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     torch.set_num_threads(THREADS)
-    result = json.loads(RESULT.read_text()) if RESULT.exists() else {}
+    earlier = read_result("dhsa", HERE)
+    result = dict(earlier)
     if "layer" in args.parts:
         measured = layer_result(args.lengths, args.repeats, args.omp_wait_policy)
         kept = [row for row in result.get("rows", []) if row["tokens"] not in args.lengths]
@@ -365,8 +366,7 @@ def main() -> None:
         result.update(measured)
     if "reranker" in args.parts:
         result["reranker"] = reranker_rows(args.reranker, args.rerank_budget, args.work)
-    RESULT.parent.mkdir(parents=True, exist_ok=True)
-    RESULT.write_text(json.dumps(result, indent=2) + "\n")
+    write_result("dhsa", result, HERE, parts=args.parts, earlier=earlier)
     show(result.get("rows", []))
     Console().print_json(data=result.get("reranker", {"not measured": True}))
 

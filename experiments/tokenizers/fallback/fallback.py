@@ -24,15 +24,14 @@ Tokenizers: the shipped ``tokenizers/mul.model``, ``--before PATH`` (an older mo
 
 Run::
 
-    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/tokenizer_fallback.py --before /tmp/mul-old.model
+    HF_HUB_OFFLINE=1 .venv/bin/python -m experiments.tokenizers.fallback.fallback --before /tmp/mul-old.model
 
-Writes ``benchmarks/results/tokenizer_fallback.json`` and prints a table.
+Writes ``experiments/tokenizers/fallback/fallback.json`` and prints a table.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -40,6 +39,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.common import write_result
 from ragkit.corpora import CorpusDocument
 from ragkit.tokenize import MULTILINGUAL, tokenizers_dir
 from ragkit.tokenize.build import (
@@ -52,8 +52,7 @@ from ragkit.tokenize.build import (
 )
 from ragkit.tokenize.figures import TokenCounter, measure, peer_counters
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULT = ROOT / "benchmarks/results/tokenizer_fallback.json"
+RESULT = Path(__file__).resolve().parent / "fallback.json"
 XLMR = "XLM-R (multilingual-e5-small)"
 
 
@@ -133,7 +132,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = measure_languages(args.before)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"rows": rows}, indent=1, ensure_ascii=False) + "\n")
+    write_result(args.out.stem, {"rows": rows}, args.out.parent, indent=1)
     print_table(rows)
 
 

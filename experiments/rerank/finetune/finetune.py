@@ -1,7 +1,7 @@
 """Does fine-tuning the whole backbone on the judged queries make a reranker worth turning on?
 
 The groupwise reranker trains layers over a frozen (or top-two-layer tuned) all-MiniLM-L6-v2.
-This benchmark asks the blunter question: with every layer of the backbone trained on the
+This study asks the blunter question: with every layer of the backbone trained on the
 judged queries themselves, in the two shapes rerankers take elsewhere, how far above the first
 stage does a reranker get on Cranfield and CISI?
 
@@ -26,17 +26,16 @@ nDCG@10 against the first stage.
 
 Run (from the repository root; about 45 minutes on 2 cores for two folds, plus 15 for LoRA)::
 
-    .venv/bin/python benchmarks/rerank_finetune.py cranfield=IDX1 cisi=IDX2
-    .venv/bin/python benchmarks/rerank_finetune.py cranfield=IDX1 cisi=IDX2 --variants lora \
-        --out benchmarks/results/rerank_finetune_lora.json
+    .venv/bin/python -m experiments.rerank.finetune.finetune cranfield=IDX1 cisi=IDX2
+    .venv/bin/python -m experiments.rerank.finetune.finetune cranfield=IDX1 cisi=IDX2 \
+        --variants lora --out experiments/rerank/finetune/finetune_lora.json
 
-Writes ``benchmarks/results/rerank_finetune.json`` (or ``--out``) and prints a table.
+Writes ``experiments/rerank/finetune/finetune.json`` (or ``--out``) and prints a table.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import time
@@ -52,19 +51,16 @@ import ragkit  # noqa: F401  (thread policy before torch/faiss load: ragkit.thre
 
 import numpy as np
 import torch
-from rerank_headroom import evaluate, print_rows  # same metrics, p and table
 from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
 
+from benchmarks.common import load_beir, write_result
+from experiments.rerank.headroom.headroom import evaluate, print_rows  # metrics, p and table
 from ragkit.embed.models import model_spec, quiet_loading
-from ragkit.evaluate import load_judgments
 from ragkit.index import Index
-from ragkit.paths import shared_data_dir
 from ragkit.search.fusion import minmax
 from ragkit.training.judged import candidate_list
 
-ROOT = Path(__file__).resolve().parent.parent
-BEIR = shared_data_dir() / "beir"
-RESULT = ROOT / "benchmarks" / "results" / "rerank_finetune.json"
+RESULT = Path(__file__).resolve().parent / "finetune.json"
 DEPTH = 50
 GROUP = 8  # one judged-relevant candidate and seven judged-irrelevant ones
 GRID = [round(0.1 * i, 1) for i in range(10)]
@@ -85,7 +81,7 @@ class QueryList:
 
 
 def query_lists(name: str, folder: Path) -> list[QueryList]:
-    judgments = load_judgments(BEIR / name)
+    judgments = load_beir(name)
     index = Index.open(folder)
     lists = []
     for query_id in judgments.judged:
@@ -332,11 +328,8 @@ def main() -> None:
             alone, mixed = alone_and_mixed(lists, name, scores)
             rows.setdefault(label, {})[name] = alone | {"seconds": seconds}
             rows.setdefault(f"{label}, mixed", {})[name] = mixed
-    args.out.write_text(
-        json.dumps({"folds": args.folds, "max_length": args.max_length, "rows": rows}, indent=2)
-        + "\n",
-        encoding="utf-8",
-    )
+    result = {"folds": args.folds, "max_length": args.max_length, "rows": rows}
+    write_result(args.out.stem, result, args.out.parent)
     print_rows("reranking the hybrid top 50", rows, names, width=160)
 
 

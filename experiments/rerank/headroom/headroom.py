@@ -24,15 +24,14 @@ oracle (the top 50 sorted by the judgments — what a perfect reranker would rea
 
 Run (from the repository root)::
 
-    .venv/bin/python benchmarks/rerank_headroom.py cranfield=IDX1 cisi=IDX2
+    .venv/bin/python -m experiments.rerank.headroom.headroom cranfield=IDX1 cisi=IDX2
 
-Writes ``benchmarks/results/rerank_headroom.json`` and prints a table.
+Writes ``experiments/rerank/headroom/headroom.json`` and prints a table.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -48,19 +47,16 @@ import numpy as np
 import torch
 from rich.console import Console
 from rich.table import Table
-from scipy.stats import ttest_rel
 from sklearn.linear_model import LogisticRegression
 
-from ragkit.evaluate import Judgments, load_judgments, mrr_at_k, ndcg_at_k
+from benchmarks.common import load_beir, paired_p, write_result
+from ragkit.evaluate import Judgments, mrr_at_k, ndcg_at_k
 from ragkit.index import Index
-from ragkit.paths import shared_data_dir
 from ragkit.rerank.backbone import Backbone
 from ragkit.search.fusion import minmax
 from ragkit.training.judged import candidate_list
 
-ROOT = Path(__file__).resolve().parent.parent
-BEIR = shared_data_dir() / "beir"
-RESULT = ROOT / "benchmarks" / "results" / "rerank_headroom.json"
+HERE = Path(__file__).resolve().parent
 DEPTH = 50
 TOP = 3  # documents that stand for the first stage's opinion (centroid, rocchio)
 SIGNALS = ("first stage", "dense", "bm25", "maxsim", "centroid", "rocchio")
@@ -134,7 +130,7 @@ def evaluate(lists: list[QueryList], score: Callable[[QueryList], np.ndarray]) -
     return {
         "ndcg_at_10": float(np.mean(ndcg)),
         "mrr_at_10": float(np.mean(mrr)),
-        "p_vs_first_stage": 1.0 if same else float(ttest_rel(ndcg, first).pvalue),
+        "p_vs_first_stage": 1.0 if same else paired_p(ndcg, first),
     }
 
 
@@ -196,7 +192,7 @@ def main() -> None:
     data: dict[str, list[QueryList]] = {}
     for pair in args.collections:
         name, _, folder = pair.partition("=")
-        data[name] = query_lists(load_judgments(BEIR / name), Path(folder), backbone)
+        data[name] = query_lists(load_beir(name), Path(folder), backbone)
     names = list(data)
     rows: dict[str, dict[str, dict]] = {}
     for name in names:
@@ -221,7 +217,7 @@ def main() -> None:
         rows.setdefault("oracle (judgments sort the top 50)", {})[name] = evaluate(
             lists, lambda item: np.array([item.grades.get(d, 0) for d in item.doc_ids], float)
         )
-    RESULT.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    write_result("headroom", rows, HERE)
     print_rows("reranking the first stage's top 50", rows, names, width=140)
 
 

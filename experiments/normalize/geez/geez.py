@@ -11,21 +11,20 @@ Word forms are grouped by a *reference* key written independently of ragkit's ta
 syllable is romanized from its Unicode name, the homophone consonants are merged
 (h ḥ ḫ → h, s ś → s, ʔ ʕ → ʔ, ṣ ṡ → ṣ), ``ä`` after h/ʔ becomes ``a``, and labialized syllables
 are equated with their spelled-out forms (Cʷa = Cəwa = Cuwa, Cʷä = Co, Cʷə = Cu). A group with
-two or more spellings is a homophone-variant group; the benchmark reports the share of those
+two or more spellings is a homophone-variant group; the study reports the share of those
 groups each ragkit mode collapses to one key, and samples of what each rule merges.
 
 Command (from the repository root)::
 
-    .venv/bin/python benchmarks/normalize_geez.py
+    .venv/bin/python -m experiments.normalize.geez.geez
 
-Writes ``benchmarks/results/normalize_geez.json`` and prints a table.
+Writes ``experiments/normalize/geez/geez.json`` and prints a table.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import random
 import shutil
 import subprocess
@@ -45,7 +44,10 @@ from ragkit.normalize.geez import GEEZ_TABLE_VERSION, geez_table, homophone_key,
 
 PACKAGE = "tesseract-ocr-amh"
 CACHE = Path.home() / ".cache" / "ragkit" / "bench" / "geez"
-RESULT = Path(__file__).parent / "results" / "normalize_geez.json"
+from benchmarks.common import write_result
+
+HERE = Path(__file__).resolve().parent
+RESULT = HERE / "geez.json"
 SAMPLE = 12
 
 # Reference romanization: Unicode consonant names → phoneme classes (homophones merged).
@@ -213,7 +215,7 @@ def main() -> None:
         ),
     }
     result = {
-        "benchmark": "normalize_geez",
+        "study": "normalize/geez",
         "geez_table_version": GEEZ_TABLE_VERSION,
         "source": provenance | {"entries": len(entries)},
         "word_forms": len(words),
@@ -228,7 +230,7 @@ def main() -> None:
         "seconds": round(time.perf_counter() - started, 1),
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", "utf-8")
+    write_result(args.output.stem, result, args.output.parent)
     _report(result)
 
 

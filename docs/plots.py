@@ -1,9 +1,10 @@
 """Figures of the committed benchmark results, as SVGs for the documentation.
 
-Run::
+A documentation tool beside the pages it draws for (mkdocs builds ``*.md`` only: the site's
+``exclude_docs`` leaves this file out). Run::
 
     make plots                                  # or:
-    .venv/bin/python benchmarks/plots.py --results benchmarks/results --out docs/assets/plots
+    .venv/bin/python docs/plots.py --results benchmarks/results --out docs/assets/plots
 
 Every figure is drawn from files in the repository; nothing is measured here:
 
@@ -16,7 +17,7 @@ Every figure is drawn from files in the repository; nothing is measured here:
 - ``query_latency.svg`` — p50 and p95 of warm searches: per condition (``latency.json``), per
   store (``backends.json``) and per index size (``search.json``).
 - ``fertility.svg`` — tokens per word of ragkit's tokenizers against XLM-R's (the tokenizers'
-  ``MANIFEST.json`` and ``tokenizer_fallback.json``).
+  ``MANIFEST.json`` and the tokenizer study's ``experiments/tokenizers/fallback/fallback.json``).
 - ``chunker_choice.svg`` — the chunker adaptive chunking chose per document type
   (``ingest.json``, ``chunking.json``) and retrieval per chunker (``chunking.json``).
 
@@ -29,14 +30,10 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-# benchmarks/flows.py would shadow the flows package: this folder off the import path
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 import matplotlib
 
@@ -51,6 +48,7 @@ from matplotlib.ticker import PercentFormatter
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 OUT = ROOT / "docs" / "assets" / "plots"
+FALLBACK = ROOT / "experiments" / "tokenizers" / "fallback" / "fallback.json"  # a study's result
 # the shipped tokenizers' record: inside the package, or where it was before it moved there
 MANIFESTS = (
     ROOT / "ragkit" / "tokenize" / "trained" / "MANIFEST.json",
@@ -387,7 +385,7 @@ def _fertility_models(ax: Axes, models: dict[str, Any]) -> None:
 
 
 def _fertility_fallback(ax: Axes, rows: list[dict[str, Any]]) -> None:
-    """``tokenizer_fallback.json``: the ``mul`` model against XLM-R per language."""
+    """``fallback.json`` (the tokenizer study): ``mul`` against XLM-R per language."""
     mul = {r["language"]: r for r in rows if r["tokenizer"] == "mul"}
     xlmr = {r["language"]: r for r in rows if r["tokenizer"].startswith("XLM-R")}
     languages = sorted(mul, key=lambda lang: mul[lang]["per_xlmr_token"])
@@ -405,15 +403,15 @@ def _fertility_fallback(ax: Axes, rows: list[dict[str, Any]]) -> None:
     ax.invert_yaxis()
     ax.set_xlabel("tokens per word (lower is better); ×: ragkit tokens per XLM-R token")
     ax.legend(loc="lower right")
-    ax.set_title("Languages without a model of their own\n(tokenizer_fallback.json)")
+    ax.set_title("Languages without a model of their own\n(tokenizers/fallback study)")
 
 
-def plot_fertility(results: Path, manifest: Path) -> Figure:
+def plot_fertility(manifest: Path, fallback: Path = FALLBACK) -> Figure:
     """Held-out tokens per word: each shipped model, then the fallback model per language."""
     fig = _figure(10, 6.6)
     left, right = fig.subplots(1, 2, width_ratios=(1, 1.35))
     _fertility_models(left, _read(manifest)["models"])
-    _fertility_fallback(right, _read(results / "tokenizer_fallback.json")["rows"])
+    _fertility_fallback(right, _read(fallback)["rows"])
     return _finish(
         fig,
         "Tokenizer fertility against XLM-R",
@@ -517,7 +515,7 @@ def figures(results: Path, manifest: Path) -> dict[str, Callable[[], Figure]]:
         "retrieval_quality.svg": lambda: plot_retrieval(retrieval_collections(results)),
         "ingest_time.svg": lambda: plot_ingest(results),
         "query_latency.svg": lambda: plot_latency(results),
-        "fertility.svg": lambda: plot_fertility(results, manifest),
+        "fertility.svg": lambda: plot_fertility(manifest),
         "chunker_choice.svg": lambda: plot_chunkers(results),
     }
 
