@@ -3,14 +3,18 @@
 A new index takes each setting from, first to last: ``Index.open`` arguments (``ragkit
 ingest`` options), the settings file — ``ragkit.toml`` in the index folder, or the file given
 as ``config=`` / ``--config`` — and the defaults (``RAGKIT_MODEL`` names the default model).
-An existing index keeps the settings it was built with; a settings file may still set the
-reranking settings (``RERANK_SETTINGS``), which shape queries only. The file holds top-level
-``name = value`` lines, e.g.::
+An existing index keeps the settings it was built with; the type of each says when it applies
+(:class:`Applies`: :data:`Fixed` at creation, :data:`Reanalyzed`, or :data:`QueryTime`, which
+an open index or a settings file may still set). Settings are grouped by what they shape
+(:data:`GROUPS`: model, chunking, ingest, dense, sparse, normalization, query, rerank); the
+file gives them flat or under their group's table, e.g.::
 
-    chunker = "sentence"
-    chunk_tokens = 200
     fusion = "rrf"
     rerank_weight = 0.3
+
+    [chunking]
+    chunker = "sentence"
+    chunk_tokens = 200
 """
 
 from __future__ import annotations
@@ -18,8 +22,9 @@ from __future__ import annotations
 import json
 import os
 import tomllib
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
@@ -29,15 +34,24 @@ from ragkit.errors import RagkitError, validation_message
 # all-minilm-l6-v2 for an English collection, multilingual-e5-small for anything else.
 DEFAULT_MODEL = "auto"
 CONFIG_NAME = "ragkit.toml"  # the settings file in an index folder
-# Settings that shape reranking at query time only; an open index may override them.
-RERANK_SETTINGS = frozenset({"reranker", "rerank_depth", "rerank_weight", "rerank_passes"})
-# Settings that shape queries only (reranking, folding duplicates, feedback, document and phrase
-# evidence); an open index may override them for one handle without touching the stored index.
-QUERY_SETTINGS = RERANK_SETTINGS | {"collapse", "feedback", "document_evidence", "phrase_evidence"}
-# Settings re-analysis (ragkit.pipeline.reanalyze) may change in an index that has chunks: they
-# shape matching keys and sparse terms, which it derives again for every chunk (re-embedding
-# only chunks whose embedded key changed).
-ANALYSIS_SETTINGS = frozenset({"exact_terms", "orthography"})
+
+
+class Applies(StrEnum):
+    """When a setting takes effect, visible in its type: :data:`Fixed` settings are chosen at
+    index creation (another value needs a new index), :data:`Reanalyzed` ones too but
+    ``ragkit doctor --reanalyze`` may change them in place (they shape matching keys and sparse
+    terms, derived again for every chunk), and :data:`QueryTime` ones shape queries only (an
+    open index may override them for one handle, ``Index.open(path, rerank_weight=0.3)``)."""
+
+    CREATION = "fixed at index creation"
+    ANALYSIS = "fixed at index creation; doctor --reanalyze may change it"
+    QUERY = "per handle or per query"
+
+
+T = TypeVar("T")
+Fixed = Annotated[T, Applies.CREATION]
+Reanalyzed = Annotated[T, Applies.ANALYSIS]
+QueryTime = Annotated[T, Applies.QUERY]
 
 
 class Settings(BaseModel):
@@ -48,83 +62,83 @@ class Settings(BaseModel):
         256
     """
 
-    embedding_model: str = Field(
+    embedding_model: Fixed[str] = Field(
         default_factory=lambda: os.environ.get("RAGKIT_MODEL", DEFAULT_MODEL)
     )
     # Chunking (ragkit.chunking): "adaptive" picks per document among the chunkers by the
     # weighted metrics (SC BI ICC DCC RC; None = equal weights); any other value names one chunker.
-    chunker: str = "adaptive"
-    chunk_tokens: int = Field(default=256, ge=8, le=8192)
-    chunk_min_tokens: int | None = Field(default=None, ge=0)
-    chunk_weights: dict[str, float] | None = None
+    chunker: Fixed[str] = "adaptive"
+    chunk_tokens: Fixed[int] = Field(default=256, ge=8, le=8192)
+    chunk_min_tokens: Fixed[int | None] = Field(default=None, ge=0)
+    chunk_weights: Fixed[dict[str, float] | None] = None
     # The sentence vectors adaptive selection (ICC/DCC) and the semantic chunker compare:
     # "static" token vectors distilled once from the index's encoder (ragkit.embed.static;
     # tens of times cheaper), or "encoder", a full encoder pass over every sentence.
-    chunk_vectors: Literal["static", "encoder"] = "static"
+    chunk_vectors: Fixed[Literal["static", "encoder"]] = "static"
     # What a chunk is embedded and matched with besides its own text (ragkit.pipeline
     # .context_titles): its document's title, or nothing.
-    chunk_context: Literal["title", "none"] = "title"
-    embed_batch_size: int = Field(default=32, ge=1)
-    commit_every_documents: int = Field(default=500, ge=1)
-    hnsw_threshold: int = Field(default=50_000, ge=1)
-    hnsw_m: int = Field(default=32, ge=4)
-    hnsw_ef_search: int = Field(default=128, ge=1)
-    ivf_threshold: int = Field(default=2_000_000, ge=1)
-    ivf_nprobe: int = Field(default=32, ge=1)
-    ivf_pq_m: int = Field(default=48, ge=1)
-    rescore_factor: int = Field(default=10, ge=1)
+    chunk_context: Fixed[Literal["title", "none"]] = "title"
+    embed_batch_size: Fixed[int] = Field(default=32, ge=1)
+    commit_every_documents: Fixed[int] = Field(default=500, ge=1)
+    hnsw_threshold: Fixed[int] = Field(default=50_000, ge=1)
+    hnsw_m: Fixed[int] = Field(default=32, ge=4)
+    hnsw_ef_search: Fixed[int] = Field(default=128, ge=1)
+    ivf_threshold: Fixed[int] = Field(default=2_000_000, ge=1)
+    ivf_nprobe: Fixed[int] = Field(default=32, ge=1)
+    ivf_pq_m: Fixed[int] = Field(default=48, ge=1)
+    rescore_factor: Fixed[int] = Field(default=10, ge=1)
     # Vectors a commit adds go to a small exact tail beside the main FAISS index (one file per
     # commit) while the tail stays under dense_tail_fraction of the main index and
     # dense_tail_max vectors; past that, the next commit merges them in (ragkit.search.dense
     # .advance). 0 rewrites the main index at every commit.
-    dense_tail_fraction: float = Field(default=0.25, ge=0.0, le=1.0)
-    dense_tail_max: int = Field(default=50_000, ge=0)
+    dense_tail_fraction: Fixed[float] = Field(default=0.25, ge=0.0, le=1.0)
+    dense_tail_max: Fixed[int] = Field(default=50_000, ge=0)
     # Hybrid fusion (ragkit.search.fusion): min-max normalized scores weighted dense_weight /
     # 1 - dense_weight, or reciprocal rank fusion with rrf_k.
-    fusion: Literal["weighted", "rrf"] = "weighted"
-    rrf_k: int = Field(default=60, ge=1)
+    fusion: Fixed[Literal["weighted", "rrf"]] = "weighted"
+    rrf_k: Fixed[int] = Field(default=60, ge=1)
     # Sparse terms (ragkit.search.sparse): stems where a stemmer exists, else SentencePiece pieces.
-    sparse_terms: Literal["auto", "pieces", "stems"] = "auto"
+    sparse_terms: Fixed[Literal["auto", "pieces", "stems"]] = "auto"
     # Next to each stem, the word as written (normalized) is a term too, so an exact match
     # outranks a match of the stem alone: "auto" where measured to help (Arabic, whose stemmer
     # strips clitics and affixes; ragkit.search.sparse.EXACT_TERM_LANGUAGES), "on", "off".
-    exact_terms: Literal["auto", "on", "off"] = "auto"
-    fusion_depth: int = Field(default=100, ge=1)  # candidates taken from each list
+    exact_terms: Reanalyzed[Literal["auto", "on", "off"]] = "auto"
+    fusion_depth: Fixed[int] = Field(default=100, ge=1)  # candidates taken from each list
     # Hits whose text another, better hit already shows are folded into it (Hit.duplicates),
     # so k hits are k distinct passages (ragkit.search.collapse); a query may turn it off.
-    collapse: bool = True
-    dense_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    collapse: QueryTime[bool] = True
+    dense_weight: Fixed[float] = Field(default=0.5, ge=0.0, le=1.0)
     # Pseudo-relevance feedback (ragkit.search.feedback): a second pass with the query expanded
     # by the first pass's top chunks' stored terms (sparse, RM3) and/or moved towards their
     # stored vectors (dense, Rocchio); "auto" turns on what was measured to help for the
     # index's languages. Query-time: a handle or a query may override it.
-    feedback: Literal["auto", "off", "sparse", "dense", "both"] = "off"
+    feedback: QueryTime[Literal["auto", "off", "sparse", "dense", "both"]] = "off"
     # Chunks of one document that score together lift its best one (ragkit.search.evidence);
     # query-time like feedback.
-    document_evidence: Literal["auto", "off", "on"] = "off"
+    document_evidence: QueryTime[Literal["auto", "off", "on"]] = "off"
     # Chunks holding the query's terms side by side and in order come first (ragkit.search
     # .phrase): a lookup's passage first, but headings' cross-references too; query-time like
     # feedback, off by default ("auto" turns it on for no language yet).
-    phrase_evidence: Literal["auto", "off", "on"] = "off"
+    phrase_evidence: QueryTime[Literal["auto", "off", "on"]] = "off"
     # Where normalization applies (see ragkit.normalize): matching keys only (post-inference),
     # embeddings too (pre-index), or per language (auto: Arabic-script text is embedded
     # normalized, other scripts as written; ragkit.pipeline.stages.embeds_normalized).
-    normalization: Literal["auto", "post-inference", "pre-index", "off"] = "auto"
-    geez_mode: Literal["homophones", "homophones+labialized"] = "homophones"
+    normalization: Fixed[Literal["auto", "post-inference", "pre-index", "off"]] = "auto"
+    geez_mode: Fixed[Literal["homophones", "homophones+labialized"]] = "homophones"
     # Arabic in Quranic (Uthmani) spelling rewritten to standard (ragkit.normalize.uthmani):
     # lines carrying Quranic marks (auto), all Arabic text (uthmani) or none (standard).
-    orthography: Literal["auto", "uthmani", "standard"] = "auto"
-    lexical_normalization: bool = False
+    orthography: Reanalyzed[Literal["auto", "uthmani", "standard"]] = "auto"
+    lexical_normalization: Fixed[bool] = False
     # Reranking (ragkit.rerank), used by search(..., rerank=True): a shipped model name, a
     # folder saved by `ragkit rerank train`, or `auto` (the shipped model that reads the index's
     # languages: ragkit.rerank.reranker.choose_reranker); the first-stage top `rerank_depth` are reranked and
     # `rerank_weight` of the min-max normalized first-stage score is mixed into the result.
     # These four shape queries only: `Index.open(path, rerank_weight=…)` overrides them for one
     # handle (RERANK_SETTINGS) without touching the stored index.
-    reranker: str = "auto"
-    rerank_depth: int = Field(default=50, ge=1)
-    rerank_weight: float = Field(default=0.2, ge=0.0, le=1.0)
-    rerank_passes: int = Field(default=3, ge=1)
+    reranker: QueryTime[str] = "auto"
+    rerank_depth: QueryTime[int] = Field(default=50, ge=1)
+    rerank_weight: QueryTime[float] = Field(default=0.2, ge=0.0, le=1.0)
+    rerank_passes: QueryTime[int] = Field(default=3, ge=1)
 
     @classmethod
     def from_index(cls, stored: str) -> Settings:
@@ -212,6 +226,69 @@ class Settings(BaseModel):
         ]
 
 
+def applying(when: Applies) -> frozenset[str]:
+    """The settings whose type says they take effect ``when``.
+
+    Example:
+        >>> sorted(applying(Applies.ANALYSIS))
+        ['exact_terms', 'orthography']
+    """
+    return frozenset(n for n, f in Settings.model_fields.items() if when in f.metadata)
+
+
+# Settings that shape queries only; an open index may override them for one handle.
+QUERY_SETTINGS = applying(Applies.QUERY)
+RERANK_SETTINGS = frozenset(n for n in QUERY_SETTINGS if n.startswith("rerank"))
+# Settings re-analysis (ragkit.pipeline.reanalyze) may change in an index that has chunks.
+ANALYSIS_SETTINGS = applying(Applies.ANALYSIS)
+# The settings by what they shape; a settings file may give them flat (`chunk_tokens = 200`)
+# or under their group's table (`[chunking]` then `chunk_tokens = 200`).
+GROUPS: dict[str, tuple[str, ...]] = {
+    "model": ("embedding_model", "embed_batch_size"),
+    "chunking": (
+        "chunker", "chunk_tokens", "chunk_min_tokens", "chunk_weights", "chunk_vectors",
+        "chunk_context",
+    ),
+    "ingest": ("commit_every_documents",),
+    "dense": (
+        "hnsw_threshold", "hnsw_m", "hnsw_ef_search", "ivf_threshold", "ivf_nprobe", "ivf_pq_m",
+        "rescore_factor", "dense_tail_fraction", "dense_tail_max",
+    ),
+    "sparse": ("sparse_terms", "exact_terms"),
+    "normalization": ("normalization", "geez_mode", "orthography", "lexical_normalization"),
+    "query": (
+        "fusion", "rrf_k", "fusion_depth", "dense_weight", "collapse", "feedback",
+        "document_evidence", "phrase_evidence",
+    ),
+    "rerank": ("reranker", "rerank_depth", "rerank_weight", "rerank_passes"),
+}  # fmt: skip
+
+
+def flattened(values: dict[str, Any], path: Path) -> dict[str, Any]:
+    """A settings file's values with each group's table (``[chunking]``) read as flat names.
+
+    Example:
+        >>> flattened({"fusion": "rrf", "chunking": {"chunk_tokens": 200}}, Path("ragkit.toml"))
+        {'fusion': 'rrf', 'chunk_tokens': 200}
+    """
+    flat: dict[str, Any] = {}
+    for name, value in values.items():
+        if name not in GROUPS or not isinstance(value, dict):
+            flat[name] = value
+            continue
+        strays = sorted(set(value) - set(GROUPS[name]))
+        if strays:
+            raise RagkitError(
+                f"{path}: [{name}] has no setting(s) {', '.join(strays)}; its settings are "
+                f"{', '.join(GROUPS[name])}"
+            )
+        twice = sorted(set(value) & set(flat))
+        if twice:
+            raise RagkitError(f"{path}: {', '.join(twice)} set twice (flat and under [{name}])")
+        flat |= value
+    return flat
+
+
 def read_settings_file(path: Path) -> dict[str, Any]:
     """The settings a TOML file sets (only those), checked against :class:`Settings`.
 
@@ -230,6 +307,7 @@ def read_settings_file(path: Path) -> dict[str, Any]:
         raise RagkitError(f"{path}: cannot read the settings file ({error.strerror})") from error
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise RagkitError(f"{path}: not a valid TOML settings file ({error})") from error
+    values = flattened(values, path)
     unknown = sorted(set(values) - set(Settings.model_fields))
     if unknown:
         raise RagkitError(

@@ -9,7 +9,14 @@ import pytest
 
 from conftest import MODEL, cli, ragkit
 from ragkit import Index, RagkitError
-from ragkit.config import CONFIG_NAME
+from ragkit.config import (
+    CONFIG_NAME,
+    GROUPS,
+    QUERY_SETTINGS,
+    Applies,
+    Settings,
+    read_settings_file,
+)
 
 
 def test_folder_file_then_arguments_win(tmp_path: Path) -> None:
@@ -60,3 +67,21 @@ def test_cli_config_file_and_info(tmp_path: Path, corpus: Path) -> None:
     assert "auto, top 50, first-stage weight 0.2" in shown.stdout
     missing = ragkit("info", "--index", index, "--config", str(tmp_path / "none.toml"))
     assert missing.returncode == 2 and "cannot read the settings file" in missing.stderr
+
+
+def test_settings_are_grouped_and_say_when_they_apply(tmp_path: Path) -> None:
+    named = [name for names in GROUPS.values() for name in names]
+    assert sorted(named) == sorted(Settings.model_fields)  # each setting in one group
+    assert QUERY_SETTINGS == {"collapse", "feedback", "document_evidence", "phrase_evidence"} | {
+        "reranker", "rerank_depth", "rerank_weight", "rerank_passes"
+    }  # fmt: skip
+    assert Applies.CREATION in Settings.model_fields["chunk_tokens"].metadata
+    path = tmp_path / CONFIG_NAME
+    path.write_text('fusion = "rrf"\n\n[chunking]\nchunk_tokens = 200\n', encoding="utf-8")
+    assert read_settings_file(path) == {"fusion": "rrf", "chunk_tokens": 200}
+    path.write_text("[chunking]\nfusion_depth = 20\n", encoding="utf-8")
+    with pytest.raises(RagkitError, match=r"\[chunking\] has no setting\(s\) fusion_depth"):
+        read_settings_file(path)
+    path.write_text("chunk_tokens = 100\n[chunking]\nchunk_tokens = 200\n", encoding="utf-8")
+    with pytest.raises(RagkitError, match="chunk_tokens set twice"):
+        read_settings_file(path)
