@@ -20,7 +20,6 @@ file gives them flat or under their group's table, e.g.::
 from __future__ import annotations
 
 import json
-import os
 import tomllib
 from enum import StrEnum
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from ragkit.environment import read
 from ragkit.errors import RagkitError, validation_message
 
 # "auto": the documents of an index's first ingest choose its model (ragkit.embed.models.choose_model):
@@ -62,9 +62,7 @@ class Settings(BaseModel):
         256
     """
 
-    embedding_model: Fixed[str] = Field(
-        default_factory=lambda: os.environ.get("RAGKIT_MODEL", DEFAULT_MODEL)
-    )
+    embedding_model: Fixed[str] = Field(default_factory=lambda: read("model") or DEFAULT_MODEL)
     # Chunking (ragkit.chunking): "adaptive" picks per document among the chunkers by the
     # weighted metrics (SC BI ICC DCC RC; None = equal weights); any other value names one chunker.
     chunker: Fixed[str] = "adaptive"

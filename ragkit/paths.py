@@ -14,10 +14,10 @@ Example:
 from __future__ import annotations
 
 import hashlib
-import os
 from importlib import resources
 from pathlib import Path
 
+from ragkit.environment import read
 from ragkit.errors import RagkitError
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -45,11 +45,11 @@ def cache_dir() -> Path:
     """Folder for converted models and other derived files (``RAGKIT_CACHE`` overrides).
 
     Example:
+        >>> import os
         >>> cache_dir().name in {"ragkit", os.environ.get("RAGKIT_CACHE", "ragkit").rsplit("/", 1)[-1]}
         True
     """
-    override = os.environ.get("RAGKIT_CACHE")
-    return Path(override) if override else Path.home() / ".cache" / "ragkit"
+    return read("cache") or Path.home() / ".cache" / "ragkit"
 
 
 def shared_data_dir() -> Path:
@@ -57,13 +57,13 @@ def shared_data_dir() -> Path:
     ``../shared/data`` next to the repository. It may not exist: callers say what is missing.
 
     Example:
+        >>> import os
         >>> str(shared_data_dir()) == os.environ.get("RAGKIT_SHARED_DATA", str(shared_data_dir()))
         True
         >>> "RAGKIT_SHARED_DATA" in os.environ or shared_data_dir().parts[-2:] == ("shared", "data")
         True
     """
-    override = os.environ.get("RAGKIT_SHARED_DATA")
-    return Path(override) if override else REPOSITORY.parent / "shared" / "data"
+    return read("shared_data") or REPOSITORY.parent / "shared" / "data"
 
 
 def file_sha256(path: Path) -> str:

@@ -28,6 +28,7 @@ import os
 import sys
 from collections.abc import Mapping
 
+from ragkit.environment import read
 from ragkit.errors import RagkitError
 
 THREADS_VARIABLE = "RAGKIT_THREADS"
@@ -51,12 +52,14 @@ def thread_count(env: Mapping[str, str], cpus: int | None = None) -> int:
         >>> thread_count({"OMP_NUM_THREADS": "2"}, cpus=16), thread_count({}, cpus=32)
         (2, 8)
     """
-    for name in (THREADS_VARIABLE, "OMP_NUM_THREADS"):
-        value = env.get(name, "").strip()
-        if value:
-            if not value.isdigit() or int(value) < 1:
-                raise RagkitError(f"{name}={value!r}: give a whole number of threads, e.g. 4")
-            return int(value)
+    chosen = read("threads", env)
+    if chosen is not None:
+        return chosen
+    value = env.get("OMP_NUM_THREADS", "").strip()
+    if value:
+        if not value.isdigit() or int(value) < 1:
+            raise RagkitError(f"OMP_NUM_THREADS={value!r}: give a whole number of threads, e.g. 4")
+        return int(value)
     return max(1, min(cpus or available_cpus(), MAX_DEFAULT_THREADS))
 
 

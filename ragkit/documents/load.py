@@ -33,9 +33,9 @@ from ragkit.documents.formats import (
 from ragkit.documents.options import LoadOptions
 from ragkit.documents.records import json_documents, table_documents
 from ragkit.documents.types import Document, LoadResult, content_hash
+from ragkit.environment import read
 from ragkit.errors import EmptyFileError, RagkitError
 
-DEFAULT_MAX_FILE_MB = 64
 T = TypeVar("T")
 
 
@@ -48,14 +48,7 @@ def max_file_bytes() -> int:
         >>> max_file_bytes() == int(os.environ.get("RAGKIT_MAX_FILE_MB", "64")) * 2**20
         True
     """
-    value = os.environ.get("RAGKIT_MAX_FILE_MB", str(DEFAULT_MAX_FILE_MB))
-    try:
-        megabytes = int(value)
-    except ValueError:
-        megabytes = 0
-    if megabytes < 1:
-        raise RagkitError(f"RAGKIT_MAX_FILE_MB={value!r}: give a whole number of MiB, e.g. 64")
-    return megabytes * 2**20
+    return read("max_file_mb") * 2**20
 
 
 def read_bounded(path: Path, limit: int) -> bytes:

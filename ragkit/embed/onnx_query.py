@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragkit.environment import read
 from ragkit.errors import RagkitError
 from ragkit.paths import cache_dir, file_sha256
 
@@ -60,7 +61,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-RUNTIMES = ("auto", "onnx", "torch")
 # Texts both runtimes embed when a session starts beside the torch model; a copy whose vectors
 # differ by more than TOLERANCE on any of them is not used (stale, damaged, a bad export).
 PROBES = ("ab", "heat transfer", "ما هو أثر الحرارة على سطح الجناح عند السرعات العالية؟")
@@ -72,13 +72,7 @@ Features = dict[str, np.ndarray]  # input name → int64 array (texts × tokens)
 
 def runtime_choice(environ: Mapping[str, str] = os.environ) -> str:
     """``RAGKIT_QUERY_RUNTIME`` checked: ``auto``, ``onnx`` or ``torch``."""
-    value = environ.get("RAGKIT_QUERY_RUNTIME", "auto").strip().lower() or "auto"
-    if value not in RUNTIMES:
-        raise RagkitError(
-            f"RAGKIT_QUERY_RUNTIME={value!r}: give one of {', '.join(RUNTIMES)} "
-            "(auto: ONNX Runtime for single queries when installed)"
-        )
-    return value
+    return read("query_runtime", environ)
 
 
 def export_key(location: Path) -> str:

@@ -18,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,9 +31,9 @@ from ragkit.documents import (
     document_key,
 )
 from ragkit.documents.given import GivenRecords, is_record_source
+from ragkit.environment import read
 from ragkit.errors import RagkitError
 
-DEFAULT_MAX_DOCUMENT_CHARS = 4_000_000
 I = TypeVar("I", bound=Identified)
 
 
@@ -45,16 +44,11 @@ def max_document_chars() -> int:
     line or a whole library in one file — is refused with its length instead.
 
     Example:
+        >>> import os
         >>> max_document_chars() == int(os.environ.get("RAGKIT_MAX_DOCUMENT_CHARS", 4_000_000))
         True
     """
-    value = os.environ.get("RAGKIT_MAX_DOCUMENT_CHARS", str(DEFAULT_MAX_DOCUMENT_CHARS))
-    if not value.strip().isdigit() or int(value) < 1:
-        raise RagkitError(
-            f"RAGKIT_MAX_DOCUMENT_CHARS={value!r}: give a whole number of characters, e.g. "
-            f"{DEFAULT_MAX_DOCUMENT_CHARS}"
-        )
-    return int(value)
+    return read("max_document_chars")
 
 
 def without_oversized(loaded: LoadResult, limit: int) -> LoadResult:

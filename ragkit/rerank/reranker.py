@@ -24,7 +24,6 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-import os
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -35,6 +34,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from ragkit.environment import read
 from ragkit.errors import RagkitError
 from ragkit.paths import package_folder
 from ragkit.rerank.backbone import Backbone, TokenStates
@@ -121,7 +121,7 @@ def resolve_model_folder(
 ) -> Path:
     """A shipped model's folder by name, ``auto`` (:func:`choose_reranker` for ``languages``;
     the default, or ``RAGKIT_RERANKER``), or a folder path."""
-    name = str(name_or_path or os.environ.get("RAGKIT_RERANKER", AUTO))
+    name = str(name_or_path or read("reranker") or AUTO)
     if name == AUTO:
         name = choose_reranker(languages)
     folder = WEIGHTS_DIR / name if (WEIGHTS_DIR / name).is_dir() else Path(name)

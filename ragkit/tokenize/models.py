@@ -18,7 +18,6 @@ import functools
 import hashlib
 import io
 import logging
-import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from typing import Literal
 
 import sentencepiece as spm
 
+from ragkit.environment import read
 from ragkit.errors import RagkitError
 from ragkit.normalize import normalizer_for
 from ragkit.normalize.unicode import text_only
@@ -49,11 +49,11 @@ def tokenizers_dir() -> Path:
     (``ragkit/tokenize/trained``, which the checkout's top-level ``tokenizers/`` links to).
 
     Example:
+        >>> import os
         >>> "RAGKIT_TOKENIZERS" in os.environ or (tokenizers_dir() / "MANIFEST.json").is_file()
         True
     """
-    override = os.environ.get("RAGKIT_TOKENIZERS")
-    return Path(override) if override else package_folder("ragkit.tokenize", "trained")
+    return read("tokenizers") or package_folder("ragkit.tokenize", "trained")
 
 
 @dataclass(frozen=True)
