@@ -214,14 +214,14 @@ def test_milvus_answers_as_the_folder_does(
 WORDS = (
     "water boils steam ice melts cats sleep dogs bark trains locomotive wheels bicycle river "
     "flows mountain snow rain cloud wind storm sea salt fish bird wing lift air pressure"
-).split()
+)
 
 
 def _records_of(count: int, seed: int) -> list[dict]:
     import random
 
-    pick = random.Random(seed)
-    texts = (" ".join(pick.choice(WORDS) for _ in range(pick.randint(8, 40))) for _ in range(count))
+    pick, words = random.Random(seed), WORDS.split()
+    texts = (" ".join(pick.choice(words) for _ in range(pick.randint(8, 40))) for _ in range(count))
     return [{"id": f"d{i}", "text": text + "."} for i, text in enumerate(texts)]
 
 
