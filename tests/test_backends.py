@@ -9,6 +9,7 @@ info and doctor. Milvus answers must equal the folder store's.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -285,6 +286,22 @@ def test_missing_index_and_unreachable_server_are_one_line_errors(tmp_path: Path
         Index.open("milvus://127.0.0.1:19530/docs?shards=0")
     with pytest.raises(RagkitError, match="unknown parameter"):
         Index.open("milvus://127.0.0.1:19530/docs?consistency=eventual")
+
+
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [
+        ("milvus://127.0.0.1:notaport/docs", "port 'notaport': give a number from 1 to 65535"),
+        ("milvus://127.0.0.1:99999/docs", "port '99999': give a number from 1 to 65535"),
+        ("milvus://[::1/docs", "Invalid IPv6 URL"),
+    ],
+)
+def test_a_malformed_milvus_address_is_one_line(address: str, reason: str) -> None:
+    with pytest.raises(RagkitError, match=re.escape(reason)):
+        Index.open(address)
+    ran = ragkit("query", "water", "--index", address)  # the binary: no traceback, exit 2
+    assert ran.returncode == 2 and ran.stderr.count("\n") == 1, ran.stderr
+    assert reason in ran.stderr and "Traceback" not in ran.stderr
 
 
 def test_an_index_from_another_schema_is_refused(tmp_path: Path, milvus_server: str) -> None:
