@@ -323,6 +323,8 @@ def test_the_cli_takes_a_milvus_address(tmp_path: Path, corpus: Path, milvus_ser
     assert len(json.loads(listed.stdout)) == 5
     checked = cli("doctor", "--index", where)
     assert checked.returncode == 0 and "documents 5" in checked.stdout, checked.stdout
+    assert "ok: Milvus document ↔ chunk ↔ text rows agree" in checked.stdout
+    assert not any(word in checked.stdout for word in ("SQLite", "FAISS", "checksums"))
     removed = cli("rm", "--index", where, "*.jsonl")
     assert removed.returncode == 0, removed.stderr
     info = cli("info", "--index", where)

@@ -153,6 +153,7 @@ def doctor_report(location: Location) -> DoctorReport:
         problems=found.problems,
         notes=found.notes,
         hint=found.hint if found.problems else "",
+        checked=found.checked,
     )
 
 

@@ -29,10 +29,16 @@ from ragkit.store.tokenizers import stale_message
 __all__ = ["diagnose", "repair"]
 
 Hidden = dict[str, list[int]]  # kind → ids of hidden rows
+MILVUS_CHECKS = (
+    "Milvus document ↔ chunk ↔ text rows agree (every document has the rows of its version it "
+    "counts; Milvus checks its own files)"
+)
 
 
 def _diagnosis(location: str, generation: int) -> Diagnosis:
-    return Diagnosis(location, generation=generation, repair="delete hidden rows")
+    return Diagnosis(
+        location, generation=generation, repair="delete hidden rows", checked=MILVUS_CHECKS
+    )
 
 
 def diagnose(address: MilvusAddress) -> Diagnosis:
