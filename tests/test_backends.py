@@ -167,6 +167,34 @@ def test_filters_match_the_folder_rules_and_hostile_values_match_nothing(
         index.search("water", k=3, filters={"yaer": "2020"})
 
 
+def test_an_oversized_filter_is_refused_as_input_on_both_backends(where: str, corpus: Path) -> None:
+    """SQLite cannot evaluate a 60,000-character glob or thousands of alternatives: the filter
+    is the user's mistake (exit 2, HTTP 422), never a damaged index to delete."""
+    from fastapi.testclient import TestClient
+
+    from ragkit.serve.app import create_app
+    from ragkit.serve.indexes import ServedIndexes, parse_locations
+
+    with Index.open(where, create=True, model=MODEL) as index:
+        index.ingest([corpus])
+        with pytest.raises(RagkitError, match="of 60,000 characters: at most 4,096"):
+            index.search("water", k=3, filters={"source": "x" * 60_000})
+        with pytest.raises(RagkitError, match="filters with 40,000 values: at most 200"):
+            index.search("water", k=3, filters={"language": ["en"] * 40_000})
+        assert index.search("water", k=3, filters={"language": "x" * 60_000}) == []
+    ran = cli("query", "water", "--index", where, "--filter", "source=" + "x" * 60_000)
+    assert ran.returncode == 2 and "at most 4,096" in ran.stderr, ran.stderr
+    assert "unreadable" not in ran.stderr and "Traceback" not in ran.stderr
+    served = ServedIndexes(parse_locations([where]), warm=False)
+    try:
+        client = TestClient(create_app(served), raise_server_exceptions=False)
+        for filters in ({"source": "x" * 60_000}, {f"k{i}": "x" for i in range(2000)}):
+            answer = client.post("/search", json={"query": "water", "filters": filters})
+            assert answer.status_code == 422 and "at most" in answer.json()["detail"]
+    finally:
+        served.close()
+
+
 def test_listing_export_info_and_language_decisions(index: Index, corpus: Path) -> None:
     index.ingest([corpus])
     listed = index.documents()
