@@ -411,6 +411,28 @@ def test_a_chunk_too_long_for_milvus_is_refused_alone(tmp_path: Path, milvus_ser
         assert Path(index.search("water", k=1)[0].key).name == "a.txt"
 
 
+def test_an_id_or_title_too_long_to_store_is_refused_alone_on_both_backends(where: str) -> None:
+    """One record with a 70,000-byte id or a 100,000-byte title is skipped with that reason; the
+    good record beside it is committed, and Milvus keeps no hidden rows."""
+    from ragkit.store.address import diagnose
+
+    good = {"id": "good", "text": "Water boils at 100 degrees."}
+    with Index.open(where, create=True, model=MODEL) as index:
+        for bad, field in (
+            ({"id": "x" * 70_000, "text": "Ice melts."}, "id is 70,000 bytes"),
+            ({"id": "t", "title": "T" * 100_000, "text": "Ice melts."}, "title is 100,000 bytes"),
+        ):
+            report = index.add([good, bad])
+            limit = "over the 65,535-byte limit of a document's id, key, source and title"
+            assert [s.reason for s in report.skipped] == [f"its {field}, {limit}"]
+            assert len(report.skipped[0].path) < 300  # the key shortened, not 70,000 characters
+            assert [d.key for d in index.documents()] == ["good"]
+            assert index.search("water boils", k=1)[0].key == "good"
+            index.delete(["good"])
+    found = diagnose(where)
+    assert found.healthy and found.notes == [], found.notes
+
+
 def test_an_index_opens_after_milvus_restarts(tmp_path: Path, corpus: Path) -> None:
     from ragkit.store.milvus.server import LiteServer
 

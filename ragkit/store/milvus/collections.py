@@ -39,9 +39,10 @@ from pymilvus import DataType, Function, FunctionType, MilvusClient, MilvusExcep
 
 from ragkit.errors import RagkitError
 from ragkit.store.milvus.address import MilvusAddress
+from ragkit.store.records import FIELD_BYTES
 
 SCHEMA_VERSION = 1
-VARCHAR_BYTES = 65_535  # Milvus's longest VARCHAR, in bytes
+VARCHAR_BYTES = FIELD_BYTES  # Milvus's longest VARCHAR, in bytes (both backends' limit)
 TEXT_PART_CHARS = 16_000  # ≤ 64,000 bytes even at four bytes per character
 PLACEHOLDER = [0.0, 0.0]
 CONNECT_SECONDS = 10.0
