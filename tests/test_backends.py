@@ -340,6 +340,41 @@ def test_an_index_from_another_schema_is_refused(tmp_path: Path, milvus_server: 
         Index.open(where)
 
 
+def test_collections_ragkit_did_not_create_are_said_and_never_offered_for_dropping(
+    tmp_path: Path, corpus: Path, milvus_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pymilvus import MilvusClient
+
+    from ragkit.store.milvus import collections, lifecycle
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    client = MilvusClient(uri=f"http://{milvus_server}")
+    try:
+        client.create_collection(f"{name}_theirs", dimension=4)  # someone else's collection
+        client.insert(f"{name}_theirs", [{"id": 1, "vector": [0.1, 0.2, 0.3, 0.4]}])
+        theirs = f"milvus://{milvus_server}/{name}_theirs"
+        for create in (False, True):
+            with pytest.raises(RagkitError, match="is not a ragkit collection") as refused:
+                Index.open(theirs, create=create, model=MODEL)
+            assert "drop" not in str(refused.value)
+        with Index.open(f"milvus://{milvus_server}/{name}_documents", create=True, model=MODEL):
+            pass  # the index NAME_documents: its chunk collection is a name of the index NAME
+        ran = cli("ingest", str(corpus), "--index", f"milvus://{milvus_server}/{name}")
+        assert ran.returncode == 2 and "Traceback" not in ran.stderr, ran.stderr
+        assert f"{name}_documents belongs to the ragkit index '{name}_documents'" in ran.stderr
+        assert "drop" not in ran.stderr
+        collections.create_state(client, name)  # a creator of NAME that stopped after its state
+        monkeypatch.setattr(lifecycle, "CREATION_WAIT", 0.5)
+        with pytest.raises(RagkitError, match="never finished") as unfinished:
+            Index.open(f"milvus://{milvus_server}/{name}", create=True, model=MODEL)
+        assert f"drop the collections {name}_state and" in str(unfinished.value)
+        assert client.query(f"{name}_theirs", filter="id >= 0", output_fields=["id"]) == [
+            {"id": 1}
+        ]
+    finally:
+        client.close()
+
+
 def test_the_cli_takes_a_milvus_address(tmp_path: Path, corpus: Path, milvus_server: str) -> None:
     where = location("milvus", tmp_path, milvus_server)
     ingested = cli("ingest", str(corpus), "--index", where, "--model", MODEL)
@@ -447,6 +482,51 @@ def test_an_index_opens_after_milvus_restarts(tmp_path: Path, corpus: Path) -> N
         assert [(h.key, h.start) for h in index.search("water boils", k=3)] == before
         assert index.ingest([corpus]).documents_unchanged == 5
         index.close()
+
+
+def test_serve_answers_503_while_milvus_is_down_and_recovers_when_it_restarts(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """A restarted Milvus comes back with its collections released: the server loads them
+    again by itself; while Milvus is down, searches are 503 and /health says so."""
+    import time
+
+    from fastapi.testclient import TestClient
+
+    from ragkit.serve.app import create_app
+    from ragkit.serve.indexes import ServedIndexes, parse_locations
+    from ragkit.store.milvus.server import LiteServer, free_port
+
+    data, port = tmp_path / "milvus", free_port()
+    where = f"milvus://127.0.0.1:{port}/docs"
+    query = {"query": "water boils", "k": 3}
+    with LiteServer(data, port), Index.open(where, create=True, model=MODEL) as index:
+        index.ingest([corpus])
+    with LiteServer(data, port):
+        served = ServedIndexes(parse_locations([where]), warm=False)
+        client = TestClient(create_app(served), raise_server_exceptions=False)
+        before = client.post("/search", json=query)
+        assert before.status_code == 200 and client.get("/health").json()["status"] == "ok"
+    try:
+        down = client.post("/search", json=query)
+        assert down.status_code == 503 and "Milvus unreachable" in down.json()["detail"]
+        health = client.get("/health")
+        assert health.status_code == 503 and health.json()["states"][0]["state"] == "unavailable"
+        with LiteServer(data, port):  # the same address, collections released
+            deadline = time.monotonic() + 60
+            while (after := client.post("/search", json=query)).status_code == 503:
+                assert time.monotonic() < deadline, after.json()  # gRPC reconnects within ~3 s
+                time.sleep(1)
+            assert after.status_code == 200, after.json()
+            assert after.json()["hits"] == before.json()["hits"]
+            assert client.get("/health").json()["states"] == [
+                {"name": "docs", "state": "ok", "detail": ""}
+            ]
+    finally:
+        served.close()
+    ran = ragkit("query", "water", "--index", where)  # nothing listens there now
+    assert ran.returncode == 3 and "Milvus unreachable" in ran.stderr, ran.stderr
+    assert "Traceback" not in ran.stderr
 
 
 def test_an_embedded_file_another_process_holds_says_so(tmp_path: Path) -> None:

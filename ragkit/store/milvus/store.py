@@ -198,7 +198,7 @@ class MilvusStore:
     # -- reading documents -------------------------------------------------------------------
     def _documents(self, fields: list[str]) -> Iterator[dict[str, Any]]:
         """Every document row (``id`` and ``fields``)."""
-        return scan(self.client, self.collections["documents"], fields)
+        return scan(self.address, self.client, self.collections["documents"], fields)
 
     def _table_now(self) -> DocumentTable:
         """Every document row (for filters and globs), read once per generation."""
@@ -232,7 +232,9 @@ class MilvusStore:
             for i in range(0, len(wanted), WRITE_BATCH)
         ]  # fmt: skip
         for expression in batches:
-            for row in scan(self.client, self.collections["chunks"], fields, expression):
+            for row in scan(
+                self.address, self.client, self.collections["chunks"], fields, expression
+            ):
                 yield int(row["document_id"]), int(row["version"]), row["terms"]
 
     def document_hashes(self) -> dict[str, str]:
@@ -248,7 +250,7 @@ class MilvusStore:
 
     def _rows(self, kind: str, fields: list[str], doc: int, version: int) -> list[dict]:
         expression = f"document_id == {int(doc)} and version == {int(version)}"
-        return list(scan(self.client, self.collections[kind], fields, expression))
+        return list(scan(self.address, self.client, self.collections[kind], fields, expression))
 
     def _records(self, ids: Iterable[int], fields: Sequence[str]) -> dict[int, dict[str, Any]]:
         wanted = list(dict.fromkeys(int(i) for i in ids))
