@@ -368,9 +368,7 @@ def test_collections_ragkit_did_not_create_are_said_and_never_offered_for_droppi
         with pytest.raises(RagkitError, match="never finished") as unfinished:
             Index.open(f"milvus://{milvus_server}/{name}", create=True, model=MODEL)
         assert f"drop the collections {name}_state and" in str(unfinished.value)
-        assert client.query(f"{name}_theirs", filter="id >= 0", output_fields=["id"]) == [
-            {"id": 1}
-        ]
+        assert client.query(f"{name}_theirs", filter="id >= 0", output_fields=["id"]) == [{"id": 1}]
     finally:
         client.close()
 
