@@ -83,7 +83,7 @@ class ChunkSearch:
         if not terms:
             return []
         stats = self.statistics()
-        limit = min(stats.matching(terms), max(CANDIDATES, 4 * k))
+        limit = min(stats.matching(terms), max(CANDIDATES, 4 * k), MAX_LIMIT)
         found = self._nearest(spelled_query(terms), "sparse", limit, allowed,
                               {"metric_type": "BM25"}) if limit else []  # fmt: skip
         candidates = [chunk for chunk, _ in found]
