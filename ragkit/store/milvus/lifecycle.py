@@ -141,17 +141,18 @@ def _check(address: MilvusAddress, client: MilvusClient, absent: RagkitError) ->
         raise absent
     if found is Found.FOREIGN:
         raise _not_ours(address, client)
-    ours = _ours(address, client)
     if found is Found.CREATING:
         raise RagkitError(
             f"{address.display}: the index was never finished (its creator stopped before "
-            f"writing its settings); drop the collections {', '.join(ours)} and ingest again"
+            f"writing its settings); drop the collections {', '.join(_ours(address, client))} "
+            "and ingest again"
         )
     missing = [name for name in known.values() if not client.has_collection(name)]
     if missing:
         raise RagkitError(
             f"{address.display}: collection {', '.join(missing)} missing; the index is "
-            f"damaged: drop its collections ({', '.join(ours)}) and ingest again"
+            f"damaged: drop its collections ({', '.join(_ours(address, client))}) and ingest "
+            "again"
         )
     for name in known.values():
         collections.load(address, client, name)
