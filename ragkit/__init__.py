@@ -17,7 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 from ragkit.chunking import Chunk
 from ragkit.config import Settings
 from ragkit.documents import Block, Document, Record
-from ragkit.errors import RagkitError
+from ragkit.errors import BackendUnavailableError, RagkitError
 from ragkit.index import Hit, Index
 from ragkit.pipeline import IngestReport
 
@@ -27,6 +27,7 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "0+unknown"
 
 __all__ = [
+    "BackendUnavailableError",
     "Block",
     "Chunk",
     "Document",

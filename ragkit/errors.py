@@ -1,8 +1,17 @@
-"""The one error family ragkit raises; messages name the file or setting and the fix."""
+"""The one error family ragkit raises; messages name the file or setting and the fix. Each
+class says how the command line exits (``exit_code``) and what ``ragkit serve`` answers
+(``http_status``) when it stops a command or a request.
+
+Example:
+    >>> RagkitError.exit_code, RagkitError.http_status
+    (2, 422)
+    >>> BackendUnavailableError.exit_code, BackendUnavailableError.http_status
+    (3, 503)
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -17,6 +26,25 @@ class RagkitError(Exception):
         ...
         ragkit.errors.RagkitError: index /tmp/x: no MANIFEST.json; run `ragkit ingest` first
     """
+
+    exit_code: ClassVar[int] = 2
+    http_status: ClassVar[int] = 422
+
+
+class BackendUnavailableError(RagkitError):
+    """The index's backend cannot answer now — a Milvus server down, restarting or out of
+    reach — though nothing is wrong with the request or the index: the same call may succeed
+    later. Exit code 3; HTTP 503.
+
+    Example:
+        >>> raise BackendUnavailableError("milvus://db:19530/docs: Milvus unreachable (…)")
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.BackendUnavailableError: milvus://db:19530/docs: Milvus unreachable (…)
+    """
+
+    exit_code = 3
+    http_status = 503
 
 
 class EmptyFileError(RagkitError):

@@ -9,6 +9,7 @@ info and doctor. Milvus answers must equal the folder store's.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -166,6 +167,49 @@ def test_filters_match_the_folder_rules_and_hostile_values_match_nothing(
         index.search("water", k=3, filters={"yaer": "2020"})
 
 
+def test_an_oversized_filter_is_refused_as_input_on_both_backends(where: str, corpus: Path) -> None:
+    """SQLite cannot evaluate a 60,000-character glob or thousands of alternatives: the filter
+    is the user's mistake (exit 2, HTTP 422), never a damaged index to delete."""
+    from fastapi.testclient import TestClient
+
+    from ragkit.serve.app import create_app
+    from ragkit.serve.indexes import ServedIndexes, parse_locations
+
+    with Index.open(where, create=True, model=MODEL) as index:
+        index.ingest([corpus])
+        with pytest.raises(RagkitError, match="of 60,000 characters: at most 4,096"):
+            index.search("water", k=3, filters={"source": "x" * 60_000})
+        with pytest.raises(RagkitError, match="filters with 40,000 values: at most 200"):
+            index.search("water", k=3, filters={"language": ["en"] * 40_000})
+        assert index.search("water", k=3, filters={"language": "x" * 60_000}) == []
+    ran = cli("query", "water", "--index", where, "--filter", "source=" + "x" * 60_000)
+    assert ran.returncode == 2 and "at most 4,096" in ran.stderr, ran.stderr
+    assert "unreadable" not in ran.stderr and "Traceback" not in ran.stderr
+    served = ServedIndexes(parse_locations([where]), warm=False)
+    try:
+        client = TestClient(create_app(served), raise_server_exceptions=False)
+        for filters in ({"source": "x" * 60_000}, {f"k{i}": "x" for i in range(2000)}):
+            answer = client.post("/search", json={"query": "water", "filters": filters})
+            assert answer.status_code == 422 and "at most" in answer.json()["detail"]
+    finally:
+        served.close()
+
+
+def test_an_sqlite_error_over_milvus_document_rows_is_about_the_filter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past the input limits (here lifted), what SQLite cannot evaluate over the in-memory
+    document rows is still a one-line error about the filter, not a traceback."""
+    from ragkit.store import filters
+    from ragkit.store.milvus.selection import DocumentTable
+
+    row = {"id": 5, "key": "/d/a.md", "source": "/d/a.md", "title": "", "language": "en",
+           "metadata": {}, "content_hash": "h", "chunk_count": 1, "characters": 9}  # fmt: skip
+    monkeypatch.setattr(filters, "MAX_VALUES", 10**6)
+    with pytest.raises(RagkitError, match="filters: SQLite cannot evaluate it .*fewer or simpler"):
+        DocumentTable([row]).ids({"language": ["x"] * 5000})
+
+
 def test_listing_export_info_and_language_decisions(index: Index, corpus: Path) -> None:
     index.ingest([corpus])
     listed = index.documents()
@@ -211,6 +255,58 @@ def test_milvus_answers_as_the_folder_does(
     assert answers[1] == answers[0] and answers[2] == answers[0]
 
 
+WORDS = (
+    "water boils steam ice melts cats sleep dogs bark trains locomotive wheels bicycle river "
+    "flows mountain snow rain cloud wind storm sea salt fish bird wing lift air pressure"
+)
+
+
+def _records_of(count: int, seed: int) -> list[dict]:
+    import random
+
+    pick, words = random.Random(seed), WORDS.split()
+    texts = (" ".join(pick.choice(words) for _ in range(pick.randint(8, 40))) for _ in range(count))
+    return [{"id": f"d{i}", "text": text + "."} for i, text in enumerate(texts)]
+
+
+def test_milvus_scores_as_the_folder_after_deletes_reingests_and_prunes(
+    tmp_path: Path, milvus_server: str
+) -> None:
+    """Milvus's own BM25 statistics count removed rows until it compacts them; ragkit's count
+    the visible chunks only, as the folder's BM25 index does."""
+    given = _records_of(40, seed=3)
+    changed = [r | {"text": r["text"] + " storm storm sea"} for r in given[20:25]]
+    queries = ["water steam", "cats dogs", "river rain", "wing lift air", "storm sea", "ice snow"]
+    steps = ["rm 11", "new versions", "prune"]
+    answers: dict[str, list] = {}
+    for kind in BACKENDS:
+        with Index.open(location(kind, tmp_path, milvus_server), create=True, model=MODEL,
+                        chunker="sentence") as ix:  # fmt: skip
+            ix.add(given)
+            seen = []
+            for step in steps:
+                if step == "rm 11":
+                    ix.delete([f"d{i}" for i in range(0, 40, 4)] + ["d1"])
+                elif step == "new versions":
+                    assert ix.add(changed).documents_added == 5
+                else:
+                    assert ix.add(given[30:], prune=True).documents_removed == 23
+                seen.append(
+                    [  # equal scores in either order: the backends number chunks apart
+                        sorted(
+                            ((h.key, round(h.score, 4)) for h in ix.search(q, k=5, mode=mode)),
+                            key=lambda hit: (-hit[1], hit[0]),
+                        )
+                        for q in queries
+                        for mode in ("sparse", "hybrid")
+                    ]
+                )
+            answers[kind] = seen
+    for kind in BACKENDS[1:]:
+        for step, folder, milvus in zip(steps, answers["folder"], answers[kind], strict=True):
+            assert milvus == folder, (kind, step)
+
+
 def test_a_second_client_with_another_model_is_refused(where: str, corpus: Path) -> None:
     with Index.open(where, create=True, model=MODEL) as index:
         index.ingest([corpus / "water.md"])
@@ -235,12 +331,61 @@ def test_missing_index_and_unreachable_server_are_one_line_errors(tmp_path: Path
         Index.open("milvus://127.0.0.1:19530/docs?consistency=eventual")
 
 
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [
+        ("milvus://127.0.0.1:notaport/docs", "port 'notaport': give a number from 1 to 65535"),
+        ("milvus://127.0.0.1:99999/docs", "port '99999': give a number from 1 to 65535"),
+        ("milvus://[::1/docs", "Invalid IPv6 URL"),
+    ],
+)
+def test_a_malformed_milvus_address_is_one_line(address: str, reason: str) -> None:
+    with pytest.raises(RagkitError, match=re.escape(reason)):
+        Index.open(address)
+    ran = ragkit("query", "water", "--index", address)  # the binary: no traceback, exit 2
+    assert ran.returncode == 2 and ran.stderr.count("\n") == 1, ran.stderr
+    assert reason in ran.stderr and "Traceback" not in ran.stderr
+
+
 def test_an_index_from_another_schema_is_refused(tmp_path: Path, milvus_server: str) -> None:
     where = location("milvus", tmp_path, milvus_server)
     with Index.open(where, create=True, model=MODEL) as index:
         index.store._put_state({"schema": "0"})  # type: ignore[attr-defined]
     with pytest.raises(RagkitError, match="Milvus schema 0"):
         Index.open(where)
+
+
+def test_collections_ragkit_did_not_create_are_said_and_never_offered_for_dropping(
+    tmp_path: Path, corpus: Path, milvus_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pymilvus import MilvusClient
+
+    from ragkit.store.milvus import collections, lifecycle
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    client = MilvusClient(uri=f"http://{milvus_server}")
+    try:
+        client.create_collection(f"{name}_theirs", dimension=4)  # someone else's collection
+        client.insert(f"{name}_theirs", [{"id": 1, "vector": [0.1, 0.2, 0.3, 0.4]}])
+        theirs = f"milvus://{milvus_server}/{name}_theirs"
+        for create in (False, True):
+            with pytest.raises(RagkitError, match="is not a ragkit collection") as refused:
+                Index.open(theirs, create=create, model=MODEL)
+            assert "drop" not in str(refused.value)
+        with Index.open(f"milvus://{milvus_server}/{name}_documents", create=True, model=MODEL):
+            pass  # the index NAME_documents: its chunk collection is a name of the index NAME
+        ran = cli("ingest", str(corpus), "--index", f"milvus://{milvus_server}/{name}")
+        assert ran.returncode == 2 and "Traceback" not in ran.stderr, ran.stderr
+        assert f"{name}_documents belongs to the ragkit index '{name}_documents'" in ran.stderr
+        assert "drop" not in ran.stderr
+        collections.create_state(client, name)  # a creator of NAME that stopped after its state
+        monkeypatch.setattr(lifecycle, "CREATION_WAIT", 0.5)
+        with pytest.raises(RagkitError, match="never finished") as unfinished:
+            Index.open(f"milvus://{milvus_server}/{name}", create=True, model=MODEL)
+        assert f"drop the collections {name}_state and" in str(unfinished.value)
+        assert client.query(f"{name}_theirs", filter="id >= 0", output_fields=["id"]) == [{"id": 1}]
+    finally:
+        client.close()
 
 
 def test_the_cli_takes_a_milvus_address(tmp_path: Path, corpus: Path, milvus_server: str) -> None:
@@ -254,6 +399,8 @@ def test_the_cli_takes_a_milvus_address(tmp_path: Path, corpus: Path, milvus_ser
     assert len(json.loads(listed.stdout)) == 5
     checked = cli("doctor", "--index", where)
     assert checked.returncode == 0 and "documents 5" in checked.stdout, checked.stdout
+    assert "ok: Milvus document ↔ chunk ↔ text rows agree" in checked.stdout
+    assert not any(word in checked.stdout for word in ("SQLite", "FAISS", "checksums"))
     removed = cli("rm", "--index", where, "*.jsonl")
     assert removed.returncode == 0, removed.stderr
     info = cli("info", "--index", where)
@@ -312,6 +459,28 @@ def test_a_chunk_too_long_for_milvus_is_refused_alone(tmp_path: Path, milvus_ser
         assert Path(index.search("water", k=1)[0].key).name == "a.txt"
 
 
+def test_an_id_or_title_too_long_to_store_is_refused_alone_on_both_backends(where: str) -> None:
+    """One record with a 70,000-byte id or a 100,000-byte title is skipped with that reason; the
+    good record beside it is committed, and Milvus keeps no hidden rows."""
+    from ragkit.store.address import diagnose
+
+    good = {"id": "good", "text": "Water boils at 100 degrees."}
+    with Index.open(where, create=True, model=MODEL) as index:
+        for bad, field in (
+            ({"id": "x" * 70_000, "text": "Ice melts."}, "id is 70,000 bytes"),
+            ({"id": "t", "title": "T" * 100_000, "text": "Ice melts."}, "title is 100,000 bytes"),
+        ):
+            report = index.add([good, bad])
+            limit = "over the 65,535-byte limit of a document's id, key, source and title"
+            assert [s.reason for s in report.skipped] == [f"its {field}, {limit}"]
+            assert len(report.skipped[0].path) < 300  # the key shortened, not 70,000 characters
+            assert [d.key for d in index.documents()] == ["good"]
+            assert index.search("water boils", k=1)[0].key == "good"
+            index.delete(["good"])
+    found = diagnose(where)
+    assert found.healthy and found.notes == [], found.notes
+
+
 def test_an_index_opens_after_milvus_restarts(tmp_path: Path, corpus: Path) -> None:
     from ragkit.store.milvus.server import LiteServer
 
@@ -326,6 +495,51 @@ def test_an_index_opens_after_milvus_restarts(tmp_path: Path, corpus: Path) -> N
         assert [(h.key, h.start) for h in index.search("water boils", k=3)] == before
         assert index.ingest([corpus]).documents_unchanged == 5
         index.close()
+
+
+def test_serve_answers_503_while_milvus_is_down_and_recovers_when_it_restarts(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """A restarted Milvus comes back with its collections released: the server loads them
+    again by itself; while Milvus is down, searches are 503 and /health says so."""
+    import time
+
+    from fastapi.testclient import TestClient
+
+    from ragkit.serve.app import create_app
+    from ragkit.serve.indexes import ServedIndexes, parse_locations
+    from ragkit.store.milvus.server import LiteServer, free_port
+
+    data, port = tmp_path / "milvus", free_port()
+    where = f"milvus://127.0.0.1:{port}/docs"
+    query = {"query": "water boils", "k": 3}
+    with LiteServer(data, port), Index.open(where, create=True, model=MODEL) as index:
+        index.ingest([corpus])
+    with LiteServer(data, port):
+        served = ServedIndexes(parse_locations([where]), warm=False)
+        client = TestClient(create_app(served), raise_server_exceptions=False)
+        before = client.post("/search", json=query)
+        assert before.status_code == 200 and client.get("/health").json()["status"] == "ok"
+    try:
+        down = client.post("/search", json=query)
+        assert down.status_code == 503 and "Milvus unreachable" in down.json()["detail"]
+        health = client.get("/health")
+        assert health.status_code == 503 and health.json()["states"][0]["state"] == "unavailable"
+        with LiteServer(data, port):  # the same address, collections released
+            deadline = time.monotonic() + 60
+            while (after := client.post("/search", json=query)).status_code == 503:
+                assert time.monotonic() < deadline, after.json()  # gRPC reconnects within ~3 s
+                time.sleep(1)
+            assert after.status_code == 200, after.json()
+            assert after.json()["hits"] == before.json()["hits"]
+            assert client.get("/health").json()["states"] == [
+                {"name": "docs", "state": "ok", "detail": ""}
+            ]
+    finally:
+        served.close()
+    ran = ragkit("query", "water", "--index", where)  # nothing listens there now
+    assert ran.returncode == 3 and "Milvus unreachable" in ran.stderr, ran.stderr
+    assert "Traceback" not in ran.stderr
 
 
 def test_an_embedded_file_another_process_holds_says_so(tmp_path: Path) -> None:

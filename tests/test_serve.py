@@ -57,7 +57,8 @@ def test_search_over_http_matches_the_python_api(server: httpx.Client, folder: P
 
 @pytest.mark.slow  # a server process loading the model: ~30 s on a busy 2-core machine
 def test_indexes_health_docs_and_errors(server: httpx.Client, folder: Path) -> None:
-    assert server.get("/health").json() == {"status": "ok", "indexes": 2}
+    states = [{"name": name, "state": "ok", "detail": ""} for name in ("main", "again")]
+    assert server.get("/health").json() == {"status": "ok", "indexes": 2, "states": states}
     listed = server.get("/indexes").json()
     assert [(each["name"], each["path"], each["embedding_model"]) for each in listed] == [
         ("main", str(folder), MODEL),

@@ -1,5 +1,6 @@
 """``ragkit doctor``: verify an index, and repair what can be rebuilt (a folder's FAISS and
-BM25 from SQLite; a Milvus index's hidden rows of unfinished writes).
+BM25 from SQLite; a Milvus index's hidden rows of unfinished writes deleted). The last line
+says what was checked, as the backend checks it.
 
 Example:
     $ ragkit doctor --index my-index --repair
@@ -16,7 +17,12 @@ from ragkit.errors import RagkitError
 
 def doctor(
     index: str = INDEX,
-    fix: bool = typer.Option(False, "--repair", help="Rebuild FAISS and BM25 from SQLite."),
+    fix: bool = typer.Option(
+        False,
+        "--repair",
+        help="Repair what can be: a folder's FAISS and BM25 rebuilt from SQLite; "
+        "a Milvus index's hidden rows of unfinished writes deleted.",
+    ),
     again: bool = typer.Option(
         False,
         "--reanalyze",
@@ -24,7 +30,8 @@ def doctor(
         "(keeps the vectors; an index built before an update matches as new ones do).",
     ),
 ) -> None:
-    """Verify checksums and SQLite ↔ FAISS ↔ BM25 consistency. Exit 1 when problems remain."""
+    """Verify an index: a folder's checksums and SQLite ↔ FAISS ↔ BM25 ids; a Milvus index's
+    document, chunk and text rows. Exit 1 when problems remain."""
     from ragkit.index import Index
     from ragkit.store.address import diagnose, repair
 
@@ -55,4 +62,4 @@ def doctor(
     if found.problems:
         console.print(f"[yellow]{found.hint}[/]")
         raise typer.Exit(1)
-    console.print("[green]ok[/]: checksums and SQLite ↔ FAISS ↔ BM25 ids agree")
+    console.print("[green]ok[/]:", plain(found.checked), soft_wrap=True)

@@ -1,7 +1,9 @@
 """What every command prints: the two consoles, the progress bar, errors and shared tables.
 
-One way to fail: :func:`fail` prints ``error: …`` on standard error and exits 2 (exit 1 is
-reserved for "done, but some files failed to load" and "problems remain").
+One way to fail: :func:`fail` prints ``error: …`` on standard error and exits with the error's
+``exit_code``: 2, or 3 when the index's backend cannot answer now
+(:class:`~ragkit.errors.BackendUnavailableError`; exit 1 is reserved for "done, but some files
+failed to load" and "problems remain").
 
 Example:
     >>> with progress_bar() as bar:
@@ -162,9 +164,10 @@ def stage_progress(
 
 
 def fail(error: RagkitError) -> NoReturn:
-    """Print ``error`` on standard error and exit with status 2."""
+    """Print ``error`` on standard error and exit with its ``exit_code`` (2; 3 for a backend
+    that cannot answer now)."""
     errors.print("[bold red]error:[/]", plain(str(error)), soft_wrap=True)
-    raise typer.Exit(2) from error
+    raise typer.Exit(error.exit_code) from error
 
 
 def read_text_file(path: Path) -> str:

@@ -3,7 +3,9 @@
 A document's key (its absolute path, plus ``#id`` for a record) names it in the index, so
 two documents with one key cannot both be stored: :func:`without_key_collisions` keeps the
 first and reports the others. Chunking and embedding cost grows with a document's length, so
-documents longer than :func:`max_document_chars` are reported instead (:func:`without_oversized`). ``--prune`` removes only what is positively gone
+documents longer than :func:`max_document_chars` are reported instead (:func:`without_oversized`),
+as are those whose id, key, source or title no backend stores
+(:func:`ragkit.store.records.oversized_field`). ``--prune`` removes only what is positively gone
 (:func:`stale_keys`; given records only by :func:`stale_records`): a root must exist (:func:`check_roots_exist`) and nothing below a file or
 folder that could not be read is removed.
 
@@ -33,7 +35,9 @@ from ragkit.documents import (
 from ragkit.documents.given import GivenRecords, is_record_source
 from ragkit.environment import read
 from ragkit.errors import RagkitError
+from ragkit.store.records import oversized_field
 
+SHOWN_KEY = 200  # characters of a skipped document's key shown in reports
 I = TypeVar("I", bound=Identified)
 
 
@@ -52,8 +56,9 @@ def max_document_chars() -> int:
 
 
 def without_oversized(loaded: LoadResult, limit: int) -> LoadResult:
-    """``loaded`` without the documents whose text is longer than ``limit`` characters, each
-    reported as skipped.
+    """``loaded`` without the documents whose text is longer than ``limit`` characters, or
+    whose id, key, source or title is too long to store, each reported as skipped (its key
+    shortened when long).
 
     Example:
         >>> from ragkit.documents import Document
@@ -63,14 +68,18 @@ def without_oversized(loaded: LoadResult, limit: int) -> LoadResult:
     """
     result = LoadResult(skipped=list(loaded.skipped))
     for document in loaded.documents:
-        if len(document.text) <= limit:
+        reason = oversized_field(document)
+        if reason is None and len(document.text) > limit:
+            reason = (
+                f"{len(document.text):,} characters is over the {limit:,}-character document "
+                "limit; split it or raise RAGKIT_MAX_DOCUMENT_CHARS"
+            )
+        if reason is None:
             result.documents.append(document)
             continue
-        reason = (
-            f"{len(document.text):,} characters is over the {limit:,}-character document "
-            "limit; split it or raise RAGKIT_MAX_DOCUMENT_CHARS"
-        )
-        result.skipped.append(SkippedFile(display_path(document.key), reason))
+        key = display_path(document.key)
+        shown = key if len(key) <= SHOWN_KEY else f"{key[:SHOWN_KEY]}… ({len(key):,} characters)"
+        result.skipped.append(SkippedFile(shown, reason))
     return result
 
 

@@ -10,7 +10,10 @@ fastapi-offline package (no CDN: the pages work on a machine without internet). 
 ``/page/``) that reads only through these endpoints.
 Errors are JSON ``{"detail": ...}``: an unknown index or document is 404, a request that does
 not fit the schema (an empty query, an unknown ``mode`` or ``language``) 422, a search ragkit
-refuses 422 with its message.
+refuses 422 with its message, and an index whose backend cannot answer now (a Milvus server
+down or restarting) 503 — the next request tries again, and a restarted Milvus's released
+collections are loaded again. ``/health`` says each index's state, 503 while one cannot
+answer.
 
 Example:
     >>> from fastapi.testclient import TestClient  # doctest: +SKIP
@@ -35,7 +38,7 @@ from ragkit.errors import RagkitError
 from ragkit.normalize.detect import known_languages
 from ragkit.paths import package_folder
 from ragkit.serve import inspection
-from ragkit.serve.indexes import ServedIndexes, UnknownIndexError
+from ragkit.serve.indexes import ServedIndexes
 from ragkit.serve.limits import BodyLimit, Limits, validation_failed
 from ragkit.serve.schemas import Health, IndexSummary, SearchRequest, SearchResponse
 from ragkit.serve.views import DoctorReport, DocumentList, DocumentView, IndexDetails
@@ -70,9 +73,7 @@ def create_app(served: ServedIndexes, version: str = "", limits: Limits | None =
 
     @app.exception_handler(RagkitError)
     def _refused(_: Request, error: RagkitError) -> JSONResponse:
-        missing = isinstance(error, UnknownIndexError | inspection.UnknownDocumentError)
-        status = 404 if missing else 422
-        return JSONResponse({"detail": str(error)}, status_code=status)
+        return JSONResponse({"detail": str(error)}, status_code=error.http_status)
 
     @app.post("/search", response_model=SearchResponse)
     def search(request: SearchRequest) -> SearchResponse:
@@ -89,10 +90,14 @@ def create_app(served: ServedIndexes, version: str = "", limits: Limits | None =
         """The served indexes with their current generation, model and counts."""
         return served.summaries()
 
-    @app.get("/health", response_model=Health)
-    def health() -> Health:
-        """The server is up and its indexes are open."""
-        return Health(indexes=len(served.names))
+    @app.get("/health", response_model=Health, responses={503: {"model": Health}})
+    def health() -> JSONResponse:
+        """The server is up, and whether each index's backend answers (``ok``) or cannot now
+        (``unavailable``: 503, with why)."""
+        states = served.health()
+        ready = all(each.state == "ok" for each in states)
+        found = Health(status="ok" if ready else "unavailable", indexes=len(states), states=states)
+        return JSONResponse(found.model_dump(), status_code=200 if ready else 503)
 
     @app.get("/indexes/{name}", response_model=IndexDetails)
     def index_details(name: str) -> IndexDetails:

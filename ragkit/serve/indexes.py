@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragkit.embed.models import AUTO_MODEL
-from ragkit.errors import RagkitError
+from ragkit.errors import BackendUnavailableError, RagkitError
 from ragkit.index import Index
 from ragkit.serve.inspection import DocumentTexts, explanations
-from ragkit.serve.schemas import IndexSummary, SearchRequest, SearchResponse
+from ragkit.serve.schemas import IndexHealth, IndexSummary, SearchRequest, SearchResponse
 from ragkit.store import DB_NAME
 from ragkit.store.address import Location, default_name, display, is_milvus
 
@@ -57,6 +57,8 @@ def folder_identity(location: Location) -> tuple[int, int] | None:
 
 class UnknownIndexError(RagkitError):
     """A request named an index the server does not serve (HTTP 404)."""
+
+    http_status = 404
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,20 @@ class ServedIndexes:
             hits=[each.hit for each in explained],
             explanations=explanations(index, explained, self._texts),
         )
+
+    def health(self) -> list[IndexHealth]:
+        """Each index's state: its backend asked for the last commit (a Milvus collection
+        released by a restart is loaded again on the way)."""
+        states = []
+        for name in self.names:
+            try:
+                self.get(name)[1].store.refresh()
+            except RagkitError as error:  # a folder deleted since: "error"
+                state = "unavailable" if isinstance(error, BackendUnavailableError) else "error"
+                states.append(IndexHealth(name=name, state=state, detail=str(error)))
+            else:
+                states.append(IndexHealth(name=name))
+        return states
 
     def summaries(self) -> list[IndexSummary]:
         """Every served index with its current generation and counts."""

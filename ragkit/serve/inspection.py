@@ -55,6 +55,8 @@ REASONS = {
 class UnknownDocumentError(RagkitError):
     """A request named a document the index does not hold (HTTP 404)."""
 
+    http_status = 404
+
 
 def context(text: str, start: int, end: int, size: int = CONTEXT_CHARACTERS) -> tuple[str, str]:
     """Up to ``size`` characters of ``text`` before ``start`` and after ``end``, cut at
@@ -153,6 +155,7 @@ def doctor_report(location: Location) -> DoctorReport:
         problems=found.problems,
         notes=found.notes,
         hint=found.hint if found.problems else "",
+        checked=found.checked,
     )
 
 

@@ -87,8 +87,20 @@ class IndexSummary(BaseModel):
     chunks: int
 
 
+class IndexHealth(BaseModel):
+    """One served index's state: ``ok`` when its backend answers, ``unavailable`` (with why)
+    when it cannot now — a Milvus server down or restarting — and ``error`` when the index is
+    gone (a folder deleted since the server started)."""
+
+    name: str
+    state: str = "ok"
+    detail: str = ""
+
+
 class Health(BaseModel):
-    """``GET /health``: the server answers and how many indexes it serves."""
+    """``GET /health``: the server answers, how many indexes it serves and each one's state
+    (``status`` ``unavailable`` while one cannot answer)."""
 
     status: str = "ok"
     indexes: int
+    states: list[IndexHealth] = Field(default_factory=list)

@@ -89,6 +89,7 @@ class DoctorReport(BaseModel):
     problems: list[str]
     notes: list[str]
     hint: str = Field(description="What to run when there are problems.")
+    checked: str = Field("", description="What the checks verify on this index's backend.")
 
 
 class DocumentSummary(BaseModel):

@@ -50,13 +50,14 @@ from ragkit.store.schema import connect, connect_read_only
 from ragkit.store.store import CREATION_SCRATCH, stored_vectors
 
 REPAIR_HINT = "run `ragkit doctor --index {folder} --repair` to {repair}"
+FOLDER_CHECKS = "checksums and SQLite ↔ FAISS ↔ BM25 ids agree"
 
 
 @dataclass
 class Diagnosis:
     """What :func:`diagnose` found: ``problems`` need a repair, ``notes`` do not. ``folder``
     names the index (a folder, or a Milvus address); ``repair`` says what ``--repair`` does
-    there."""
+    there; ``checked`` what a healthy verdict vouches for (the backend's own checks)."""
 
     folder: Path | str
     generation: int = -1
@@ -65,6 +66,7 @@ class Diagnosis:
     notes: list[str] = field(default_factory=list)
     repaired: list[str] = field(default_factory=list)
     repair: str = "rebuild it from SQLite"
+    checked: str = FOLDER_CHECKS
 
     @property
     def healthy(self) -> bool:

@@ -16,6 +16,10 @@ A range is a mapping of comparisons to numbers (``{"year": {">=": 1990, "<": 200
 command line writes ``year>=1990``) and matches numeric fields and text that spells a number
 (CSV and TSV cells are text: ``"2019"``).
 
+Filters are a user's input, refused as such (a :class:`RagkitError`: exit 2, HTTP 422) where
+SQLite could not evaluate them: more than :data:`MAX_VALUES` values in all, or a glob over
+:data:`MAX_GLOB_CHARS` characters (longer than any path).
+
 Example:
     >>> path_match("docs/*.txt", "docs/sub/a.txt"), path_match("docs/**/*.txt", "docs/sub/a.txt")
     (False, True)
@@ -35,13 +39,22 @@ from ragkit.normalize.unicode import text_only
 
 Scalar = str | int | float | bool | None
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+MAX_VALUES = 200  # values (and ranges) of all keys together: SQLite nests each in its OR/AND
+MAX_GLOB_CHARS = 4096  # a path's longest; SQLite refuses GLOB patterns over 50,000 bytes
 
 
 def where_clause(filters: Mapping[str, Any]) -> tuple[str, list[Any]]:
     """The SQL condition on ``documents d`` that ``filters`` ask for, and its parameters.
 
-    A value that is neither a scalar nor a list of scalars is a :class:`RagkitError`.
+    A value that is neither a scalar nor a list of scalars, or more than :data:`MAX_VALUES`
+    values in all, is a :class:`RagkitError`.
     """
+    given = sum(len(w) if isinstance(w, list | tuple) else 1 for w in filters.values())
+    if given > MAX_VALUES:
+        raise RagkitError(
+            f"filters with {given:,} values: at most {MAX_VALUES} in all; narrow them (a source "
+            "glob such as 'docs/**/*.md' stands for many sources)"
+        )
     clauses: list[str] = []
     values: list[Any] = []
     for key, wanted in filters.items():
@@ -143,10 +156,17 @@ def path_glob(column: str, pattern: str) -> tuple[str, list[Any]]:
     """The SQL condition that ``column`` matches the glob ``pattern`` (:func:`path_match`),
     with a SQLite GLOB as a cheap first pass, and its parameters.
 
+    A pattern over :data:`MAX_GLOB_CHARS` characters is a :class:`RagkitError`.
+
     Example:
         >>> path_glob("d.key", "docs/*.md")
         ('(d.key GLOB ? AND path_match(?, d.key))', ['*docs/*.md', 'docs/*.md'])
     """
+    if len(pattern) > MAX_GLOB_CHARS:
+        raise RagkitError(
+            f"glob {pattern[:40]!r}… of {len(pattern):,} characters: at most {MAX_GLOB_CHARS:,} "
+            "(longer than any path)"
+        )
     return f"({column} GLOB ? AND path_match(?, {column}))", [_sql_glob(pattern), pattern]
 
 

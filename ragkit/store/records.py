@@ -1,11 +1,14 @@
 """What crosses the store interface (:class:`ragkit.store.base.IndexStore`), whatever the
 backend: a document ready to commit, a stored chunk as search returns it, a stored document as
-``ragkit ls`` lists it.
+``ragkit ls`` lists it; and the longest id, key, source and title a document may have on any
+backend (:func:`oversized_field`).
 
 Example:
     >>> StoredChunk.from_row((7, "Water boils.", 0, 12, "/d/a.txt", "", "/d/a.txt", "", "en",
     ...                       '{"year": 2020}')).metadata
     {'year': 2020}
+    >>> oversized_field(Document("k", "<records>", "Text.", "h", [], title="T" * 70_000))
+    "its title is 70,000 bytes, over the 65,535-byte limit of a document's id, key, source and title"
 """
 
 from __future__ import annotations
@@ -20,7 +23,26 @@ import numpy as np
 from ragkit.chunking import Chunk, ChunkingRecord
 from ragkit.documents import Document
 
-__all__ = ["DocumentEntry", "PendingDocument", "StoredChunk"]
+__all__ = ["FIELD_BYTES", "DocumentEntry", "PendingDocument", "StoredChunk", "oversized_field"]
+
+FIELD_BYTES = 65_535
+"""The longest id, key, source or title of a document, in UTF-8 bytes: Milvus's longest text
+field, refused alike by the folder so that both backends store the same documents."""
+
+
+def oversized_field(document: Document) -> str | None:
+    """Why ``document`` cannot be stored (an id, key, source or title over
+    :data:`FIELD_BYTES`), or None."""
+    fields = (("id", document.external_id), ("key", document.key),
+              ("source", document.source), ("title", document.title))  # fmt: skip
+    for name, value in fields:
+        size = len(value.encode("utf-8", "surrogatepass"))
+        if size > FIELD_BYTES:
+            return (
+                f"its {name} is {size:,} bytes, over the {FIELD_BYTES:,}-byte limit of a "
+                "document's id, key, source and title"
+            )
+    return None
 
 
 @dataclass(frozen=True)

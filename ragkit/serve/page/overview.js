@@ -43,7 +43,7 @@ export async function showIndex(params) {
   const report = await api(`${base}/doctor`);
   clear(doctor).append(h("h3", {}, "Doctor"),
     h("p", { class: report.healthy ? "ok" : "error" }, report.healthy
-      ? `ok: checksums and ids agree (generation ${report.generation})`
+      ? `ok: ${report.checked} (generation ${report.generation})`
       : `${report.problems.length} problem${report.problems.length === 1 ? "" : "s"}: ${report.hint}`),
     h("ul", {},
       report.problems.map((line) => h("li", { class: "error" }, `problem: ${line}`)),

@@ -6,6 +6,7 @@ server`` for tests), Milvus Standalone or Milvus Distributed, through one pymilv
 - :mod:`~ragkit.store.milvus.terms`: ragkit's sparse terms spelled for Milvus's BM25;
 - :mod:`~ragkit.store.milvus.rows`: documents to rows and back;
 - :mod:`~ragkit.store.milvus.selection`: filters and globs with the folder store's rules;
+- :mod:`~ragkit.store.milvus.statistics`: BM25 statistics of the visible chunks, and scores;
 - :mod:`~ragkit.store.milvus.store`: :class:`~ragkit.store.milvus.store.MilvusStore`.
 
 This package's ``__init__`` imports nothing from pymilvus, so parsing a location costs

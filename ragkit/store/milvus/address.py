@@ -21,6 +21,12 @@ Example:
     Traceback (most recent call last):
     ...
     ragkit.errors.RagkitError: milvus://h:1/c: give the credentials in MILVUS_TOKEN ...
+    >>> parse_milvus("milvus://db:99999/docs")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ragkit.errors.RagkitError: milvus://db:99999/docs: port '99999': give a number from 1 to 65535; ...
+    >>> parse_milvus("milvus://[::1]:19530/docs").uri
+    'http://[::1]:19530'
 """
 
 from __future__ import annotations
@@ -68,7 +74,10 @@ def parse_milvus(location: str, token: str | None = None) -> MilvusAddress:
     a :class:`RagkitError` that shows the accepted forms."""
     token = os.environ.get(TOKEN_VARIABLE, "") if token is None else token
     forms = "use milvus://HOST:PORT/COLLECTION or milvus-lite:///ABSOLUTE/PATH.db[?collection=NAME]"
-    parts = urlsplit(location)
+    try:
+        parts = urlsplit(location)
+    except ValueError as error:  # an unclosed [IPv6 address
+        raise RagkitError(f"{_without_secret(location)}: {error}; {forms}") from error
     if location.startswith("milvus-lite://"):
         path = parts.path
         if parts.netloc or not path.startswith("/") or not path.endswith(".db"):
@@ -84,11 +93,13 @@ def parse_milvus(location: str, token: str | None = None) -> MilvusAddress:
                 f"{_without_secret(location)}: give the credentials in {TOKEN_VARIABLE} "
                 "(user:password or an API key), not in the address"
             )
-        if not parts.hostname or parts.port is None:
+        port = _port(location, parts.netloc, forms)
+        if not parts.hostname or port is None:
             raise RagkitError(f"{location}: no HOST:PORT; {forms}")
+        host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
         collection = parts.path.strip("/") or DEFAULT_COLLECTION
-        display = f"milvus://{parts.hostname}:{parts.port}/{collection}"
-        uri = f"http://{parts.hostname}:{parts.port}"
+        display = f"milvus://{host}:{port}/{collection}"
+        uri = f"http://{host}:{port}"
         counts = _counts(location, parse_qs(parts.query))
     if not _COLLECTION.fullmatch(collection):
         raise RagkitError(
@@ -98,6 +109,17 @@ def parse_milvus(location: str, token: str | None = None) -> MilvusAddress:
     if location.startswith("milvus-lite://"):
         return MilvusAddress(uri, collection, display, token)
     return MilvusAddress(uri, collection, display, token, **counts)
+
+
+def _port(location: str, netloc: str, forms: str) -> int | None:
+    """The port of a server address (None when none is given); one that is not a number from
+    1 to 65535 is a :class:`RagkitError`."""
+    given = netloc.rpartition("]")[2].rpartition(":")[2] if ":" in netloc else ""
+    if not given:
+        return None
+    if not given.isascii() or not given.isdigit() or not 1 <= int(given) <= 65_535:
+        raise RagkitError(f"{location}: port {given!r}: give a number from 1 to 65535; {forms}")
+    return int(given)
 
 
 def _counts(location: str, query: dict[str, list[str]]) -> dict[str, int]:

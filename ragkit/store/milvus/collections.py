@@ -35,13 +35,20 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+import grpc
 from pymilvus import DataType, Function, FunctionType, MilvusClient, MilvusException
+from pymilvus.exceptions import (
+    ConnectError,
+    ConnectionNotExistException,
+    MilvusUnavailableException,
+)
 
-from ragkit.errors import RagkitError
+from ragkit.errors import BackendUnavailableError, RagkitError
 from ragkit.store.milvus.address import MilvusAddress
+from ragkit.store.records import FIELD_BYTES
 
 SCHEMA_VERSION = 1
-VARCHAR_BYTES = 65_535  # Milvus's longest VARCHAR, in bytes
+VARCHAR_BYTES = FIELD_BYTES  # Milvus's longest VARCHAR, in bytes (both backends' limit)
 TEXT_PART_CHARS = 16_000  # ≤ 64,000 bytes even at four bytes per character
 PLACEHOLDER = [0.0, 0.0]
 CONNECT_SECONDS = 10.0
@@ -50,6 +57,15 @@ CONNECT_SECONDS = 10.0
 # they accept, and still finds a dead connection.
 GRPC_OPTIONS = {"grpc.keepalive_time_ms": 300_000}
 PAGE = 1000  # rows per query page
+NOT_LOADED = 101  # Milvus's error code of a released collection (after a restart)
+UNAVAILABLE = (ConnectError, ConnectionNotExistException, MilvusUnavailableException)
+GONE = (
+    "unavailable",
+    "connection refused",
+    "failed to connect",
+    "deadline exceeded",
+    "socket closed",
+)
 HNSW = {"M": 16, "efConstruction": 200}
 BM25 = {"bm25_k1": 1.5, "bm25_b": 0.75}  # bm25s's Lucene BM25, as the folder store scores
 # Milvus multiplies each term's score by (k1 + 1), bm25s's Lucene variant does not: dividing
@@ -57,6 +73,7 @@ BM25 = {"bm25_k1": 1.5, "bm25_b": 0.75}  # bm25s's Lucene BM25, as the folder st
 BM25_SCALE = 1.0 + BM25["bm25_k1"]
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 # pymilvus logs every failed call and the iterator's timestamp fallback itself; ragkit turns
 # failures into one RagkitError line (guarded), so its own log would say each one twice.
@@ -97,8 +114,9 @@ def connect(address: MilvusAddress) -> MilvusClient:
 
 
 def unreachable(address: MilvusAddress, error: BaseException) -> RagkitError:
-    """The error for a Milvus that cannot be reached (an embedded file another process
-    holds says so)."""
+    """The error for a Milvus that cannot be reached: a
+    :class:`~ragkit.errors.BackendUnavailableError` (an embedded file another process holds
+    says so instead)."""
     if address.embedded and _locked(Path(address.uri) / "LOCK"):
         return RagkitError(
             f"{address.display}: in use by another process (an embedded Milvus Lite file "
@@ -112,7 +130,7 @@ def unreachable(address: MilvusAddress, error: BaseException) -> RagkitError:
         if address.embedded
         else "start Milvus there (e.g. the Milvus Standalone container) or fix HOST:PORT"
     )
-    return RagkitError(f"{address.display}: Milvus unreachable ({reason}); {hint}")
+    return BackendUnavailableError(f"{address.display}: Milvus unreachable ({reason}); {hint}")
 
 
 def _locked(path: Path) -> bool:
@@ -132,16 +150,53 @@ def guarded(
     address: MilvusAddress, doing: str, call: Callable[..., T], *args: Any, **kwargs: Any
 ) -> T:
     """``call(*args, **kwargs)``, with a Milvus error turned into one :class:`RagkitError`
-    line that says what was being done where."""
+    line that says what was being done where (:func:`failed`). A client call on a collection
+    Milvus released — it restarted since the collection was loaded — loads the collection
+    and runs once more, so a long-running reader (``ragkit serve``) recovers by itself."""
     try:
         return call(*args, **kwargs)
     except MilvusException as error:
+        client = getattr(call, "__self__", None)
+        if not _released(error) or not isinstance(client, MilvusClient) or not args:
+            raise failed(address, doing, error) from error
+        log.info("%s: %s released (Milvus restarted?); loading it again", address.display, args[0])
+        try:
+            load(address, client, str(args[0]))
+            return call(*args, **kwargs)
+        except MilvusException as again:
+            raise failed(address, doing, again) from again
+    except grpc.RpcError as error:  # the connection itself, below pymilvus's own errors
         raise failed(address, doing, error) from error
 
 
-def failed(address: MilvusAddress, doing: str, error: MilvusException) -> RagkitError:
-    """The one-line error for a Milvus call that failed (the token never shown)."""
-    message = error.message.replace(address.token, "***") if address.token else error.message
+def _released(error: MilvusException) -> bool:
+    return NOT_LOADED in (error.code, error.compatible_code) or "not loaded" in error.message
+
+
+def load(address: MilvusAddress, client: MilvusClient, collection: str) -> None:
+    """Load ``collection`` into memory unless it is (a restarted Milvus, or one whose
+    collections were released, answers nothing until they are)."""
+    state = guarded(address, "loading", client.get_load_state, collection)
+    if "Loaded" not in str(state.get("state")):
+        replicas = {"replica_number": address.replicas} if address.replicas > 1 else {}
+        guarded(address, f"loading {collection}", client.load_collection, collection, **replicas)
+
+
+def failed(address: MilvusAddress, doing: str, error: Exception) -> RagkitError:
+    """The one-line error for a Milvus call that failed (the token never shown): a
+    :class:`~ragkit.errors.BackendUnavailableError` when Milvus could not be reached."""
+    message = error.message if isinstance(error, MilvusException) else str(error)
+    if isinstance(error, grpc.RpcError) and callable(getattr(error, "details", None)):
+        message = str(error.details())
+    message = message.replace(address.token, "***") if address.token else message
+    gone = isinstance(error, (*UNAVAILABLE, grpc.RpcError)) or any(
+        word in message.lower() for word in GONE
+    )
+    if gone:
+        return BackendUnavailableError(
+            f"{address.display}: {doing} failed: Milvus unreachable ({message}); retry when it "
+            "is back (start it, or check HOST:PORT)"
+        )
     return RagkitError(f"{address.display}: {doing} failed ({message})")
 
 
@@ -223,15 +278,18 @@ def _create_with_placeholder(client: MilvusClient, name: str, schema: Any) -> No
 
 
 def scan(
-    client: MilvusClient, collection: str, fields: list[str], expression: str = ""
+    address: MilvusAddress,
+    client: MilvusClient,
+    collection: str,
+    fields: list[str],
+    expression: str = "",
 ) -> Iterator[dict[str, Any]]:
     """Every row of ``collection`` matching ``expression``, ``PAGE`` rows at a time (Milvus's
-    query iterator: pages follow the primary key)."""
-    pages = client.query_iterator(
-        collection, batch_size=PAGE, filter=expression or "id >= 0", output_fields=fields
-    )
+    query iterator: pages follow the primary key); errors as :func:`guarded` gives them."""
+    pages = guarded(address, f"reading {collection}", client.query_iterator, collection,
+                    batch_size=PAGE, filter=expression or "id >= 0", output_fields=fields)  # fmt: skip
     try:
-        while rows := pages.next():
+        while rows := guarded(address, f"reading {collection}", pages.next):
             yield from rows
     finally:
         pages.close()

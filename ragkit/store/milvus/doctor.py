@@ -29,10 +29,16 @@ from ragkit.store.tokenizers import stale_message
 __all__ = ["diagnose", "repair"]
 
 Hidden = dict[str, list[int]]  # kind → ids of hidden rows
+MILVUS_CHECKS = (
+    "Milvus document ↔ chunk ↔ text rows agree (every document has the rows of its version it "
+    "counts; Milvus checks its own files)"
+)
 
 
 def _diagnosis(location: str, generation: int) -> Diagnosis:
-    return Diagnosis(location, generation=generation, repair="delete hidden rows")
+    return Diagnosis(
+        location, generation=generation, repair="delete hidden rows", checked=MILVUS_CHECKS
+    )
 
 
 def diagnose(address: MilvusAddress) -> Diagnosis:
@@ -49,14 +55,16 @@ def _diagnose(store: MilvusStore) -> tuple[Diagnosis, Hidden]:
     hidden_rows: Hidden = {}
     documents = {
         int(row["id"]): row
-        for row in scan(store.client, store.collections["documents"], ["key", "version",
+        for row in scan(store.address, store.client, store.collections["documents"], ["key", "version",
                                                                        "chunk_count", "text_parts"])
     }  # fmt: skip
     stored: dict[str, Counter[int]] = {}
     for kind in ("chunks", "texts"):
         counted: Counter[int] = Counter()
         hidden = []
-        for row in scan(store.client, store.collections[kind], ["document_id", "version"]):
+        for row in scan(
+            store.address, store.client, store.collections[kind], ["document_id", "version"]
+        ):
             owner = documents.get(int(row["document_id"]))
             if owner is None or owner["version"] != row["version"]:
                 hidden.append(int(row["id"]))

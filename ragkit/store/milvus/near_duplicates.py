@@ -56,7 +56,9 @@ class NearDuplicateRows:
         self.state = state
 
     def _all(self) -> Iterable[tuple[str, bytes, str | None]]:
-        rows = scan(self.client, self.state, ["name", "value"], f'name like "{PREFIX}%"')
+        rows = scan(
+            self.address, self.client, self.state, ["name", "value"], f'name like "{PREFIX}%"'
+        )
         return (entry(row["value"]) for row in rows)
 
     def signatures(self) -> dict[str, bytes]:

@@ -30,7 +30,7 @@ from ragkit.documents import Document
 from ragkit.errors import RagkitError
 from ragkit.store.milvus.collections import PLACEHOLDER, TEXT_PART_CHARS, VARCHAR_BYTES, row_id
 from ragkit.store.milvus.terms import spelled
-from ragkit.store.records import PendingDocument, StoredChunk
+from ragkit.store.records import PendingDocument, StoredChunk, oversized_field
 
 __all__ = [
     "DocumentRows",
@@ -69,9 +69,12 @@ class DocumentRows:
 
 
 def document_rows(item: PendingDocument) -> DocumentRows:
-    """The rows that store ``item``; a chunk too long for a Milvus text field is a
-    :class:`RagkitError` naming the document."""
+    """The rows that store ``item``; an id, key, source or title (ingest refuses those
+    first), or a chunk, too long for a Milvus text field is a :class:`RagkitError` naming the
+    document."""
     doc = item.document
+    if (problem := oversized_field(doc)) is not None:
+        raise RagkitError(f"{doc.key[:200]}: {problem}")
     ids = document_id(doc.key), version(doc.content_hash)
     chunks = []
     rows = zip(item.chunks, item.vectors, item.match_texts, item.terms, strict=True)

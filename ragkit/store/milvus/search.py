@@ -4,8 +4,10 @@ folder store scores them.
 A chunk is visible while its ``version`` is the one its document row holds
 (:mod:`ragkit.store.milvus.store`); hidden rows of unfinished writes can take places in
 Milvus's top k, so a search asks for more until ``k`` visible chunks are found (or none are
-left). Scores: inner products as Milvus returns them; BM25 without Milvus's ``k1 + 1``
-factor and with its sign fixed (Milvus Lite gives BM25 as a negative distance).
+left). Dense scores: inner products as Milvus returns them. Sparse scores: Milvus's BM25 finds
+the candidates — every chunk holding a query term when at most :data:`CANDIDATES` (or ``4k``)
+do, else its best that many — and ragkit scores them with the statistics of the visible chunks
+(:mod:`ragkit.store.milvus.statistics`), since Milvus's own still count deleted rows.
 
 Example:
     >>> score({"distance": -6.25}, "sparse"), score({"distance": 0.5}, "vector")
@@ -23,6 +25,7 @@ from pymilvus import MilvusClient
 from ragkit.store.milvus.address import MilvusAddress
 from ragkit.store.milvus.collections import BM25_SCALE, guarded, id_list, names
 from ragkit.store.milvus.rows import stored_chunk
+from ragkit.store.milvus.statistics import TermStatistics
 from ragkit.store.milvus.terms import spelled_query
 from ragkit.store.records import StoredChunk
 
@@ -30,10 +33,13 @@ __all__ = ["ChunkSearch", "score"]
 
 EF_SEARCH = 128  # HNSW candidates per search at least (more when more hits are asked for)
 MAX_LIMIT = 16_384  # Milvus's largest top-k
+CANDIDATES = 200  # sparse candidates scored at least (all of them when fewer match)
 
 T = TypeVar("T")
 Records = Callable[[Iterable[int]], dict[int, dict[str, Any]]]
 """Document rows by id (with ``version`` and what a hit shows of its document)."""
+Statistics = Callable[[], TermStatistics]
+"""The BM25 statistics of the visible chunks (followed to the current generation)."""
 
 
 def score(hit: Mapping[str, Any], field: str) -> float:
@@ -44,13 +50,21 @@ def score(hit: Mapping[str, Any], field: str) -> float:
 
 class ChunkSearch:
     """Dense and sparse searches, scoring and row reads over one index's chunk collection;
-    ``records`` reads document rows (the store keeps them per generation)."""
+    ``records`` reads document rows and ``statistics`` gives the BM25 statistics (the store
+    keeps both per generation)."""
 
-    def __init__(self, address: MilvusAddress, client: MilvusClient, records: Records) -> None:
+    def __init__(
+        self,
+        address: MilvusAddress,
+        client: MilvusClient,
+        records: Records,
+        statistics: Statistics,
+    ) -> None:
         self.address = address
         self.client = client
         self.chunks_collection = names(address.collection)["chunks"]
         self.records = records
+        self.statistics = statistics
 
     def vectors(
         self, query: np.ndarray, k: int, allowed: np.ndarray | None
@@ -64,16 +78,27 @@ class ChunkSearch:
         self, terms: list[str], k: int, allowed: np.ndarray | None, include: Collection[int]
     ) -> list[tuple[int, float]]:
         """Chunk ids and BM25 scores of the ``k`` best matches of ragkit's ``terms``, plus the
-        scores (0 where no term matches) of the ``include`` ids, best first."""
+        scores (0 where no term matches) of the ``include`` ids, best first — the scores the
+        folder store gives, from the statistics of the visible chunks."""
         if not terms:
             return []
-        text = spelled_query(terms)
-        scored = self._nearest(text, "sparse", k, allowed, {"metric_type": "BM25"})
-        extra = [i for i in dict.fromkeys(include) if i not in {c for c, _ in scored}]
-        if extra:
-            known = dict(self._score_terms(text, extra, allowed))
-            scored += [(chunk, known.get(chunk, 0.0)) for chunk in extra]
-        return sorted(scored, key=lambda pair: -pair[1])
+        stats = self.statistics()
+        limit = min(stats.matching(terms), max(CANDIDATES, 4 * k), MAX_LIMIT)
+        found = self._nearest(spelled_query(terms), "sparse", limit, allowed,
+                              {"metric_type": "BM25"}) if limit else []  # fmt: skip
+        candidates = [chunk for chunk, _ in found]
+        extra = [i for i in dict.fromkeys(include) if i not in set(candidates)]
+        rows = {int(r["id"]): r for r in self._rows(candidates + extra, ["document_id", "terms"])}
+        kept = None if allowed is None else {int(i) for i in allowed}
+        scored = [(c, stats.score(terms, rows[c]["terms"])) for c in candidates if c in rows]
+        best = sorted((pair for pair in scored if pair[1] > 0), key=lambda pair: -pair[1])[:k]
+        best += [
+            (chunk, stats.score(terms, row["terms"]))
+            for chunk in extra
+            if (row := rows.get(chunk)) is not None
+            and (kept is None or int(row["document_id"]) in kept)
+        ]
+        return sorted(best, key=lambda pair: -pair[1])
 
     def score_vectors(self, query: np.ndarray, ids: list[int]) -> list[tuple[int, float]]:
         """Exact inner products of ``query`` with the stored vectors of ``ids``."""
@@ -123,18 +148,6 @@ class ChunkSearch:
             if len(hits) >= k or len(found) < limit or limit >= MAX_LIMIT:
                 return [(int(hit["id"]), score(hit, field)) for hit in hits[:k]]
             limit = min(limit * 2, MAX_LIMIT)
-
-    def _score_terms(
-        self, text: str, ids: list[int], allowed: np.ndarray | None
-    ) -> list[tuple[int, float]]:
-        """BM25 scores of the chunks ``ids`` (those matching no term are left out)."""
-        where = f"id in {id_list(ids)}"
-        if allowed is not None:
-            where += f" and document_id in {id_list(allowed)}"
-        found = guarded(self.address, "searching", self.client.search, self.chunks_collection,
-                        data=[text], anns_field="sparse", limit=len(ids), filter=where,
-                        output_fields=["id"], search_params={"metric_type": "BM25"})[0]  # fmt: skip
-        return [(int(hit["id"]), score(hit, "sparse")) for hit in found]
 
     def _rows(self, ids: list[int], fields: list[str]) -> list[dict[str, Any]]:
         if not ids:

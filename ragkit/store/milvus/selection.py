@@ -6,6 +6,8 @@ text that spells one) and ``ls``/``rm`` patterns are SQL conditions on ``documen
 evaluates the same conditions on its document rows, loaded into an in-memory SQLite table
 with ragkit's SQL functions, and hands Milvus only the ids of the documents selected: a filter
 value never becomes part of a Milvus expression, and both backends select the same documents.
+That table is built in memory from Milvus's rows, so an SQLite error evaluating it can only
+come from the filter or pattern: it is a :class:`~ragkit.errors.RagkitError` about the input.
 
 Example:
     >>> table = DocumentTable([{"id": 5, "key": "/d/a.md", "source": "/d/a.md", "title": "",
@@ -19,11 +21,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
+from ragkit.errors import RagkitError
 from ragkit.store.catalog import document_where
 from ragkit.store.filters import check_known, number_of, path_match, where_clause
 from ragkit.store.records import DocumentEntry
@@ -68,8 +72,9 @@ class DocumentTable:
         """Ids of the documents matching every filter; a metadata key no document has is a
         :class:`ragkit.errors.RagkitError` when nothing matched (as in the folder store)."""
         where, values = where_clause(filters)
-        rows = self.db.execute(f"SELECT d.id FROM documents d WHERE {where}", values)
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64)
+        with _about("filters", "give fewer or simpler ones"):
+            rows = self.db.execute(f"SELECT d.id FROM documents d WHERE {where}", values)
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64)
         if not len(ids):
             fields = self.db.execute(
                 "SELECT DISTINCT m.key FROM documents d, json_each(d.metadata) m"
@@ -80,11 +85,12 @@ class DocumentTable:
     def entries(self, pattern: str | None = None) -> list[DocumentEntry]:
         """The documents whose key or source matches ``pattern`` (all when None), by key."""
         clause, values = document_where(pattern) if pattern is not None else ("1", ())
-        rows = self.db.execute(
-            "SELECT d.key, d.source, d.title, d.language, d.chunk_count, d.characters, "
-            f"d.content_hash, d.metadata FROM documents d WHERE {clause} ORDER BY d.key",
-            values,
-        )
+        with _about(f"pattern {str(pattern)[:40]!r}", "give a simpler one"):
+            rows = self.db.execute(
+                "SELECT d.key, d.source, d.title, d.language, d.chunk_count, d.characters, "
+                f"d.content_hash, d.metadata FROM documents d WHERE {clause} ORDER BY d.key",
+                values,
+            ).fetchall()
         return [
             DocumentEntry(key, source, title, language, chunks, chars, digest, json.loads(meta))
             for key, source, title, language, chunks, chars, digest, meta in rows
@@ -92,3 +98,13 @@ class DocumentTable:
 
     def close(self) -> None:
         self.db.close()
+
+
+@contextmanager
+def _about(what: str, fix: str) -> Iterator[None]:
+    """SQLite errors of a query on the in-memory table as a fault of the user's ``what``,
+    with ``fix``."""
+    try:
+        yield
+    except sqlite3.Error as error:
+        raise RagkitError(f"{what}: SQLite cannot evaluate it ({error}); {fix}") from error

@@ -55,6 +55,7 @@ from ragkit.store.milvus.rows import (
 )
 from ragkit.store.milvus.search import ChunkSearch
 from ragkit.store.milvus.selection import FIELDS, DocumentTable
+from ragkit.store.milvus.statistics import TermStatistics
 from ragkit.store.records import DocumentEntry, PendingDocument, StoredChunk
 
 __all__ = ["MilvusStore"]
@@ -62,6 +63,7 @@ __all__ = ["MilvusStore"]
 WRITE_BATCH = 256  # rows per upsert call
 HIT_CACHE = 100_000  # document rows kept for searches (per generation)
 HIT_FIELDS = ["version", "key", "external_id", "source", "title", "language", "metadata"]
+WHOLE_SCAN = 1000  # documents whose chunk terms are read by scanning every chunk row
 
 
 class MilvusStore:
@@ -80,7 +82,9 @@ class MilvusStore:
         self._table: tuple[int, DocumentTable] | None = None
         self._languages: tuple[int, dict[tuple[str, str], int]] | None = None
         self._hits: tuple[int, dict[int, dict[str, Any]]] = (-1, {})
-        self.search = ChunkSearch(address, client, self._hit_records)
+        self._statistics = TermStatistics()
+        self._followed = -1  # the generation the statistics follow
+        self.search = ChunkSearch(address, client, self._hit_records, self._statistics_now)
         self.near_duplicates = NearDuplicateRows(address, client, self.collections["state"])
 
     # -- opening -----------------------------------------------------------------------------
@@ -194,7 +198,7 @@ class MilvusStore:
     # -- reading documents -------------------------------------------------------------------
     def _documents(self, fields: list[str]) -> Iterator[dict[str, Any]]:
         """Every document row (``id`` and ``fields``)."""
-        return scan(self.client, self.collections["documents"], fields)
+        return scan(self.address, self.client, self.collections["documents"], fields)
 
     def _table_now(self) -> DocumentTable:
         """Every document row (for filters and globs), read once per generation."""
@@ -206,6 +210,32 @@ class MilvusStore:
                     self._table[1].close()
                 self._table = (self.generation, table)
             return self._table[1]
+
+    def _statistics_now(self) -> TermStatistics:
+        """The BM25 statistics of the chunks visible at the last commit (:mod:`.statistics`:
+        only documents changed since the generation they last followed are read)."""
+        self.refresh()
+        with self._lock:
+            if self._followed != self.generation:
+                generation = self.generation
+                visible = {int(r["id"]): int(r["version"]) for r in self._documents(["version"])}
+                self._statistics.follow(visible, self._chunk_terms)
+                self._followed = generation
+            return self._statistics
+
+    def _chunk_terms(self, wanted: list[tuple[int, int]]) -> Iterator[tuple[int, int, str]]:
+        """``(document id, version, terms)`` of the chunks of the ``wanted`` documents (every
+        chunk row scanned once when there are many)."""
+        fields = ["document_id", "version", "terms"]
+        batches = [""] if len(wanted) > WHOLE_SCAN else [
+            f"document_id in {id_list(doc for doc, _ in wanted[i : i + WRITE_BATCH])}"
+            for i in range(0, len(wanted), WRITE_BATCH)
+        ]  # fmt: skip
+        for expression in batches:
+            for row in scan(
+                self.address, self.client, self.collections["chunks"], fields, expression
+            ):
+                yield int(row["document_id"]), int(row["version"]), row["terms"]
 
     def document_hashes(self) -> dict[str, str]:
         return {row["key"]: row["content_hash"] for row in self._documents(["key", "content_hash"])}
@@ -220,7 +250,7 @@ class MilvusStore:
 
     def _rows(self, kind: str, fields: list[str], doc: int, version: int) -> list[dict]:
         expression = f"document_id == {int(doc)} and version == {int(version)}"
-        return list(scan(self.client, self.collections[kind], fields, expression))
+        return list(scan(self.address, self.client, self.collections[kind], fields, expression))
 
     def _records(self, ids: Iterable[int], fields: Sequence[str]) -> dict[int, dict[str, Any]]:
         wanted = list(dict.fromkeys(int(i) for i in ids))
