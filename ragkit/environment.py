@@ -11,7 +11,7 @@ Example:
     >>> read("max_file_mb", {"RAGKIT_MAX_FILE_MB": "lots"})
     Traceback (most recent call last):
     ...
-    ragkit.errors.RagkitError: RAGKIT_MAX_FILE_MB='lots': give a whole number of MiB, e.g. 64
+    ragkit.errors.InvalidArgumentError: RAGKIT_MAX_FILE_MB='lots': give a whole number of MiB, e.g. 64
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, TypeAdapter, ValidationError
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
-from ragkit.errors import RagkitError
+from ragkit.errors import InvalidArgumentError
 
 PREFIX = "RAGKIT_"
 DEFAULT_MAX_FILE_MB = 64
@@ -98,4 +98,4 @@ def read(name: str, values: Mapping[str, str] | None = None) -> Any:
     try:
         return checked.validate_python(raw)
     except ValidationError:
-        raise RagkitError(f"{variable}={raw!r}: {field.description}") from None
+        raise InvalidArgumentError(f"{variable}={raw!r}: {field.description}") from None

@@ -1,12 +1,26 @@
-"""The one error family ragkit raises; messages name the file or setting and the fix. Each
-class says how the command line exits (``exit_code``) and what ``ragkit serve`` answers
-(``http_status``) when it stops a command or a request.
+"""The one error family ragkit raises, typed by what a caller must do; messages name the file
+or setting and the fix. Each class says how the command line exits (``exit_code``) and what
+``ragkit serve`` answers (``http_status``) when it stops a command or a request:
+
+| error | what the caller does | exit | HTTP |
+|---|---|---|---|
+| :class:`InvalidArgumentError` (also a ``ValueError``) | fix the argument, option or setting named | 2 | 422 |
+| :class:`InputRefusedError` | fix or leave out the file or record named (a batch goes on without it) | 2 | 422 |
+| :class:`IndexNotFoundError`, :class:`NotFoundError` | create the index, or name one (a document) that exists | 2 | 404 |
+| :class:`IndexExistsError` | open the index instead of creating it | 2 | 409 |
+| :class:`SettingsMismatchError` | use the index's own settings or model, or a new index | 2 | 409 |
+| :class:`IndexBusyError` | wait for the other writer (or retry) | 2 | 409 |
+| :class:`IndexDamagedError` | run ``ragkit doctor --repair`` | 4 | 500 |
+| :class:`BackendUnavailableError` | retry later: the backend (a Milvus server) cannot answer now | 3 | 503 |
+| :class:`RagkitError` (any other) | read the message | 2 | 422 |
 
 Example:
     >>> RagkitError.exit_code, RagkitError.http_status
     (2, 422)
     >>> BackendUnavailableError.exit_code, BackendUnavailableError.http_status
     (3, 503)
+    >>> isinstance(InvalidArgumentError("k=0: ask for at least one hit"), ValueError)
+    True
 """
 
 from __future__ import annotations
@@ -47,9 +61,59 @@ class BackendUnavailableError(RagkitError):
     http_status = 503
 
 
-class EmptyFileError(RagkitError):
+class InvalidArgumentError(RagkitError, ValueError):
+    """An argument, option or setting a caller gave is not one ragkit takes (a search mode, a
+    ``k``, a filter, a setting's value). Exit code 2; HTTP 422."""
+
+
+class InputRefusedError(RagkitError):
+    """A file or record cannot be indexed (not text, too large, malformed, NaN in its
+    metadata…); an ingest reports it and goes on with the others. Exit code 2; HTTP 422."""
+
+
+class EmptyFileError(InputRefusedError):
     """A file with nothing to index (empty, or whitespace only): reported as passed over,
     not as a failure — real folders hold empty files, and ingesting them is no error."""
+
+
+class NotFoundError(RagkitError):
+    """What a call names (a served index, a document) is not there. Exit code 2; HTTP 404."""
+
+    http_status = 404
+
+
+class IndexNotFoundError(NotFoundError):
+    """No ragkit index at the location given (create it with ``create=True`` or ``ragkit
+    ingest``). Exit code 2; HTTP 404."""
+
+
+class IndexExistsError(RagkitError):
+    """An index is already where one was to be created. Exit code 2; HTTP 409."""
+
+    http_status = 409
+
+
+class SettingsMismatchError(RagkitError):
+    """The index was built with another model or other settings than the ones given. Exit
+    code 2; HTTP 409."""
+
+    http_status = 409
+
+
+class IndexBusyError(RagkitError):
+    """Another writer holds the index and the caller chose not to wait. Exit code 2; HTTP
+    409."""
+
+    http_status = 409
+
+
+class IndexDamagedError(RagkitError):
+    """The index's files or rows are damaged (unreadable SQLite, a vectors file that does not
+    match, missing files); ``ragkit doctor --repair`` says and mends what it can. Exit code
+    4; HTTP 500."""
+
+    exit_code = 4
+    http_status = 500
 
 
 def validation_message(error: ValidationError) -> str:

@@ -33,7 +33,14 @@ from ragkit.documents.discovery import check_apart
 from ragkit.documents.given import DEFAULT_SOURCE, check_source
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_DIMENSION, AUTO_MODEL, MINILM_NAMES
-from ragkit.errors import RagkitError, validation_message
+from ragkit.errors import (
+    IndexNotFoundError,
+    InvalidArgumentError,
+    NotFoundError,
+    RagkitError,
+    SettingsMismatchError,
+    validation_message,
+)
 from ragkit.pipeline import (
     Ingest,
     IngestReport,
@@ -173,13 +180,13 @@ class Index:
         folder = display(location)
         unknown = sorted(set(settings) - set(Settings.model_fields))
         if unknown:
-            raise RagkitError(
+            raise InvalidArgumentError(
                 f"Index.open: unknown setting(s) {', '.join(unknown)}; the settings are "
                 f"{', '.join(Settings.model_fields)}"
             )
         exists = index_exists(location)
         if not create and not exists:
-            raise RagkitError(
+            raise IndexNotFoundError(
                 f"{folder}: no ragkit index here; create one with "
                 f"Index.open({str(folder)!r}, create=True) or `ragkit ingest PATH --index "
                 f"{folder}`"
@@ -202,14 +209,14 @@ class Index:
                 return index
         index = cls(open_store(location))
         if model and model not in (AUTO_MODEL, index.settings.embedding_model):
-            raise RagkitError(
+            raise SettingsMismatchError(
                 f"{folder}: built with {index.settings.embedding_model!r}, not {model!r}; "
                 "use a new --index folder for another model"
             )
         for name, value in settings.items():
             if name not in QUERY_SETTINGS and getattr(index.settings, name) != value:
                 where = f" (set in {filed[name]})" if name in filed else ""
-                raise RagkitError(
+                raise SettingsMismatchError(
                     f"{folder}: built with {name}={getattr(index.settings, name)!r}, not "
                     f"{value!r}{where}; use a new --index folder for other settings"
                 )
@@ -222,7 +229,9 @@ class Index:
                 index.settings = Settings.model_validate(index.settings.model_dump() | overrides)
             except ValidationError as error:
                 setting = error.errors()[0]["loc"][0]
-                raise RagkitError(f"{folder}: {setting}: {validation_message(error)}") from error
+                raise InvalidArgumentError(
+                    f"{folder}: {setting}: {validation_message(error)}"
+                ) from error
         return index
 
     @property
@@ -293,7 +302,7 @@ class Index:
             >>> index.ingest(["docs/"], exclude=["drafts/*"])  # doctest: +SKIP
         """
         if isinstance(paths, str | Path):
-            raise RagkitError(
+            raise InvalidArgumentError(
                 f"Index.ingest({str(paths)!r}): give a list of paths, e.g. "
                 f"Index.ingest([{str(paths)!r}])"
             )
@@ -302,7 +311,9 @@ class Index:
         guard = PruneGuard(max_delete, prune_empty)
         loading = LoadOptions(tuple(include), tuple(exclude), text_field)
         if stages is not None and loading != LoadOptions():
-            raise RagkitError("Index.ingest: give include/exclude/text_field to the stages")
+            raise InvalidArgumentError(
+                "Index.ingest: give include/exclude/text_field to the stages"
+            )
         self._stages.loading = loading
         with self.store.writing(wait):
             self._follow_model()
@@ -350,7 +361,7 @@ class Index:
             'faq-1'
         """
         if isinstance(records, str | bytes | Mapping) or not isinstance(records, Iterable):
-            raise RagkitError(
+            raise InvalidArgumentError(
                 f"Index.add({type(records).__name__}): give an iterable of records, e.g. "
                 'Index.add([{"id": "a", "text": "…"}])'
             )
@@ -422,7 +433,7 @@ class Index:
         here): the chosen chunker and, for adaptive chunking, every candidate's metric scores."""
         record = self.store.chunking(self.stored_key(key))
         if record is None:
-            raise RagkitError(
+            raise NotFoundError(
                 f"{self.store.location}: no document {key!r} (keys are absolute file paths, plus "
                 "'#id' for records; `ragkit ls` lists them)"
             )
@@ -557,12 +568,12 @@ class Index:
         """
         wanted = [ids] if isinstance(ids, str) else [str(i) for i in ids]
         if not wanted:
-            raise RagkitError("Index.delete: give at least one document id")
+            raise InvalidArgumentError("Index.delete: give at least one document id")
         with self.store.writing(wait):
             found = exact_keys(self.store, wanted)
             missing = [i for i, key in found.items() if key is None]
             if missing and not missing_ok:
-                raise RagkitError(
+                raise NotFoundError(
                     f"{self.store.location}: no document has the id "
                     f"{', '.join(map(repr, missing[:5]))}; nothing removed (Index.documents() "
                     "or `ragkit ls` lists the ids; Index.delete_matching removes by glob)"
@@ -587,12 +598,14 @@ class Index:
         """
         wanted = [patterns] if isinstance(patterns, str) else list(patterns)
         if not wanted:
-            raise RagkitError("Index.delete_matching: give at least one document key or glob")
+            raise InvalidArgumentError(
+                "Index.delete_matching: give at least one document key or glob"
+            )
         with self.store.writing(wait):
             matched = select_keys(self.store, wanted)
             unmatched = [pattern for pattern, keys in matched.items() if not keys]
             if unmatched:
-                raise RagkitError(
+                raise NotFoundError(
                     f"{self.store.location}: no document matches {', '.join(map(repr, unmatched))}"
                     "; nothing removed (Index.documents() or `ragkit ls` lists the keys)"
                 )
@@ -622,7 +635,7 @@ class Index:
             12
         """
         if format not in EXPORT_FORMATS:
-            raise RagkitError(
+            raise InvalidArgumentError(
                 f"export format {format!r}: use {' or '.join(EXPORT_FORMATS)} (one JSON "
                 "object per chunk per line)"
             )

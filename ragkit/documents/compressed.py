@@ -30,7 +30,7 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO, cast
 
-from ragkit.errors import RagkitError
+from ragkit.errors import InputRefusedError, RagkitError
 
 FORMATS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz"}  # suffix -> format name
 BLOCK = 2**20  # decompressed bytes taken per read
@@ -108,7 +108,7 @@ def decompress(stream: BinaryIO, path: Path, limit: int, size: int = 0) -> bytes
         >>> decompress(io.BytesIO(b"not gzip"), Path("a.gz"), 2**20)
         Traceback (most recent call last):
         ...
-        ragkit.errors.RagkitError: a.gz: damaged gzip file (Not a gzipped file (b'no')); recompress it from the original
+        ragkit.errors.InputRefusedError: a.gz: damaged gzip file (Not a gzipped file (b'no')); recompress it from the original
     """
     kind = compression(path) or "gzip"
     source = _Tracked(stream)
@@ -126,9 +126,9 @@ def decompress(stream: BinaryIO, path: Path, limit: int, size: int = 0) -> bytes
     except (OSError, EOFError, zlib.error, lzma.LZMAError) as error:
         if source.error is not None:
             reason = source.error.strerror or source.error
-            raise RagkitError(f"{path}: cannot read ({reason})") from source.error
+            raise InputRefusedError(f"{path}: cannot read ({reason})") from source.error
         # Not chained: a damaged archive is content, not a failing disk (never retried).
-        raise RagkitError(f"{path}: {_damage(kind, error)}") from None
+        raise InputRefusedError(f"{path}: {_damage(kind, error)}") from None
     return b"".join(blocks)
 
 

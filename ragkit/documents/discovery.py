@@ -39,7 +39,7 @@ from pathlib import Path
 
 from ragkit.documents.compressed import compression, inner_name, reader_suffix, sample
 from ragkit.documents.options import LoadOptions
-from ragkit.errors import EmptyFileError, RagkitError
+from ragkit.errors import EmptyFileError, InvalidArgumentError, RagkitError
 
 SUPPORTED_SUFFIXES = (
     *(".txt", ".md", ".markdown", ".rst", ".html", ".htm", ".pdf"),
@@ -276,7 +276,7 @@ def check_apart(paths: Iterable[Path], index: str | Path) -> None:
         >>> check_apart([Path("docs")], "docs/")
         Traceback (most recent call last):
         ...
-        ragkit.errors.RagkitError: docs: the folder of documents cannot be the index folder (the index would write its files among them); give the index a folder of its own, e.g. --index docs-index
+        ragkit.errors.InvalidArgumentError: docs: the folder of documents cannot be the index folder (the index would write its files among them); give the index a folder of its own, e.g. --index docs-index
     """
     folder = Path(os.path.realpath(index))
     for path in paths:
@@ -284,13 +284,13 @@ def check_apart(paths: Iterable[Path], index: str | Path) -> None:
         if where == folder:
             typed = str(path).rstrip("/")
             named = typed if Path(typed).name not in ("", ".", "..") else str(where)
-            raise RagkitError(
+            raise InvalidArgumentError(
                 f"{display_path(path)}: the folder of documents cannot be the index folder (the "
                 "index would write its files among them); give the index a folder of its own, "
                 f"e.g. --index {display_path(named)}-index"
             )
         if folder in where.parents:
-            raise RagkitError(
+            raise InvalidArgumentError(
                 f"{display_path(path)}: inside the index folder {display_path(index)}; keep "
                 "documents out of the index folder"
             )

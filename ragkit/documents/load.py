@@ -34,7 +34,7 @@ from ragkit.documents.options import LoadOptions
 from ragkit.documents.records import json_documents, table_documents
 from ragkit.documents.types import Document, LoadResult, content_hash
 from ragkit.environment import read
-from ragkit.errors import EmptyFileError, RagkitError
+from ragkit.errors import EmptyFileError, InputRefusedError, RagkitError
 
 T = TypeVar("T")
 
@@ -61,16 +61,16 @@ def read_bounded(path: Path, limit: int) -> bytes:
         # O_NONBLOCK: a FIFO swapped in after discovery must not block the open.
         handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as error:
-        raise RagkitError(f"{path}: cannot read ({error.strerror})") from error
+        raise InputRefusedError(f"{path}: cannot read ({error.strerror})") from error
     try:
         stream = os.fdopen(handle, "rb")
     except IsADirectoryError as error:
         os.close(handle)
-        raise RagkitError(f"{path}: a folder, not a file") from error
+        raise InputRefusedError(f"{path}: a folder, not a file") from error
     with stream:
         info = os.fstat(stream.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise RagkitError(f"{path}: not a regular file (FIFO, socket or device)")
+            raise InputRefusedError(f"{path}: not a regular file (FIFO, socket or device)")
         too_big = RagkitError(
             f"{path}: {info.st_size:,} bytes is over the {limit:,}-byte file limit; split the "
             "file or raise RAGKIT_MAX_FILE_MB"
@@ -82,7 +82,7 @@ def read_bounded(path: Path, limit: int) -> bytes:
         try:
             data = stream.read(limit + 1)
         except OSError as error:
-            raise RagkitError(f"{path}: cannot read ({error.strerror})") from error
+            raise InputRefusedError(f"{path}: cannot read ({error.strerror})") from error
     if len(data) > limit:  # the file grew after the size check
         raise too_big
     return data

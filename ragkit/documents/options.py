@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from ragkit.errors import RagkitError
+from ragkit.errors import InvalidArgumentError
 
 
 @dataclass(frozen=True)
@@ -61,15 +61,15 @@ def check_glob(glob: str, option: str) -> None:
         >>> check_glob("[", "--include")
         Traceback (most recent call last):
         ...
-        ragkit.errors.RagkitError: --include '[': a '[' that no ']' closes; write [[] for a literal '['
+        ragkit.errors.InvalidArgumentError: --include '[': a '[' that no ']' closes; write [[] for a literal '['
     """
     if not glob.strip():
-        raise RagkitError(f"{option} {glob!r}: an empty glob; give a pattern such as '*.md'")
+        raise InvalidArgumentError(f"{option} {glob!r}: an empty glob; give a pattern such as '*.md'")
     position = 0
     while (start := glob.find("[", position)) != -1:
         end = glob.find("]", start + 2 if glob[start + 1 : start + 2] in ("!", "]") else start + 1)
         if end == -1:
-            raise RagkitError(
+            raise InvalidArgumentError(
                 f"{option} {glob!r}: a '[' that no ']' closes; write [[] for a literal '['"
             )
         position = end + 1

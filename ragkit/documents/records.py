@@ -37,7 +37,7 @@ from ragkit.documents.compressed import reader_suffix
 from ragkit.documents.discovery import SkippedFile, display_path, document_key
 from ragkit.documents.formats import decode_text, text_blocks
 from ragkit.documents.types import Document, LoadResult, content_hash
-from ragkit.errors import RagkitError
+from ragkit.errors import InputRefusedError
 
 _PLAIN = (str, int, float, bool)
 
@@ -47,16 +47,18 @@ def json_documents(data: bytes, path: Path, result: LoadResult, text_field: str)
     try:
         parsed = json.loads(decode_text(data, path))
     except (ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError
-        raise RagkitError(f"{path}: invalid JSON ({error})") from error
+        raise InputRefusedError(f"{path}: invalid JSON ({error})") from error
     if isinstance(parsed, dict):
         problem = _text_problem(parsed, text_field)
         if problem:
-            raise RagkitError(f"{path}: {problem}")
+            raise InputRefusedError(f"{path}: {problem}")
         result.documents.append(_document(path, parsed, text_field, None, data))
     elif isinstance(parsed, list):
         _add_records(path, enumerate(parsed, start=1), result, text_field, "[{}]")
     else:
-        raise RagkitError(f"{path}: holds a JSON {type(parsed).__name__}, not an object or array")
+        raise InputRefusedError(
+            f"{path}: holds a JSON {type(parsed).__name__}, not an object or array"
+        )
 
 
 def table_documents(data: bytes, path: Path, result: LoadResult, text_field: str) -> None:
@@ -65,7 +67,7 @@ def table_documents(data: bytes, path: Path, result: LoadResult, text_field: str
     reader = csv.DictReader(io.StringIO(decode_text(data, path), newline=""), delimiter=delimiter)
     columns = reader.fieldnames or []
     if text_field not in columns:
-        raise RagkitError(
+        raise InputRefusedError(
             f"{path}: no {text_field!r} column (columns: {', '.join(columns) or 'none'}); "
             "choose the text column with --text-field"
         )
@@ -80,7 +82,7 @@ def _rows(reader: csv.DictReader[str], path: Path) -> Iterator[tuple[int, dict[s
         except StopIteration:
             return
         except csv.Error as error:
-            raise RagkitError(f"{path}: line {reader.line_num}: {error}") from error
+            raise InputRefusedError(f"{path}: line {reader.line_num}: {error}") from error
         yield (
             reader.line_num,
             {str(k): v for k, v in row.items() if k is not None and v is not None},

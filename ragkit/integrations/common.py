@@ -26,7 +26,7 @@ from ragkit.documents import Document, content_hash, text_blocks
 from ragkit.documents.given import is_record_source
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_MODEL, choose_model
-from ragkit.errors import RagkitError, validation_message
+from ragkit.errors import InvalidArgumentError, RagkitError, validation_message
 from ragkit.index import Hit, Index
 from ragkit.normalize.detect import check_language
 from ragkit.pipeline import DocumentChunker, chunk_embed
@@ -61,13 +61,13 @@ def open_index(index: Index | str | Path, create: bool = False, **options: Any) 
     """``index`` itself, or the index at that location (:meth:`ragkit.Index.open`)."""
     if isinstance(index, Index):
         if options:
-            raise RagkitError(
+            raise InvalidArgumentError(
                 f"{', '.join(options)}: settings apply when an index is opened by path; "
                 "give them to Index.open"
             )
         return index
     if not isinstance(index, str | Path):
-        raise RagkitError(
+        raise InvalidArgumentError(
             f"index={index!r:.60}: give a ragkit Index or its location (a folder, milvus://…)"
         )
     return Index.open(index, create=create, **options)
@@ -206,10 +206,12 @@ class FilterBuilder:
             )
         if operator == "in":
             if isinstance(value, str | Mapping) or not isinstance(value, Iterable):
-                raise RagkitError(f"{self.framework} filter {key} in {value!r}: give a list")
+                raise InvalidArgumentError(
+                    f"{self.framework} filter {key} in {value!r}: give a list"
+                )
             value = list(value)
             if not value:
-                raise RagkitError(
+                raise InvalidArgumentError(
                     f"{self.framework} filter {key} in []: give at least one value (an empty "
                     "list matches nothing)"
                 )
@@ -238,7 +240,7 @@ def check_metadata(metadata: Any, record_id: str) -> dict[str, Any]:
     if metadata is None:
         return {}
     if not isinstance(metadata, Mapping):
-        raise RagkitError(
+        raise InvalidArgumentError(
             f"record {record_id!r}: metadata is {type(metadata).__name__}; give a dict"
         )
     return dict(metadata)
@@ -296,5 +298,5 @@ def hit_metadata(hit: Hit) -> dict[str, Any]:
 def check_k(k: Any, name: str) -> int:
     """``k`` as a number of results (0 allowed: nothing to retrieve)."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-        raise RagkitError(f"{name}={k!r}: give a whole number ≥ 0")
+        raise InvalidArgumentError(f"{name}={k!r}: give a whole number ≥ 0")
     return k

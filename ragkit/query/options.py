@@ -13,7 +13,7 @@ Example:
     >>> SearchOptions.of(mode="fuzzy")
     Traceback (most recent call last):
     ...
-    ragkit.errors.RagkitError: search mode 'fuzzy': use one of hybrid, dense, sparse
+    ragkit.errors.InvalidArgumentError: search mode 'fuzzy': use one of hybrid, dense, sparse
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pydantic import (
     field_validator,
 )
 
-from ragkit.errors import RagkitError, validation_message
+from ragkit.errors import InvalidArgumentError, RagkitError, validation_message
 from ragkit.normalize.detect import check_language
 from ragkit.search.evidence import DocumentEvidence
 from ragkit.search.feedback import Feedback
@@ -105,7 +105,7 @@ class SearchOptions(BaseModel):
         """
         unknown = sorted(set(given) - set(cls.model_fields))
         if unknown:
-            raise RagkitError(
+            raise InvalidArgumentError(
                 f"unknown search option(s) {', '.join(unknown)}; the options are "
                 f"{', '.join(cls.model_fields)}"
             )
@@ -113,7 +113,7 @@ class SearchOptions(BaseModel):
         try:
             return cls.model_validate(base | given)
         except ValidationError as error:
-            raise RagkitError(refusal(error, base | given)) from None
+            raise InvalidArgumentError(refusal(error, base | given)) from None
 
 
 def choices(option: str) -> tuple[str, ...]:

@@ -6,7 +6,7 @@ Example:
 
 from __future__ import annotations
 
-from ragkit.errors import RagkitError
+from ragkit.errors import InvalidArgumentError
 
 
 def check_query(text: object) -> None:
@@ -18,13 +18,15 @@ def check_query(text: object) -> None:
         >>> check_query("  ?! ")
         Traceback (most recent call last):
         ...
-        ragkit.errors.RagkitError: empty query: give words to search for
+        ragkit.errors.InvalidArgumentError: empty query: give words to search for
         >>> check_query(b"water")
         Traceback (most recent call last):
         ...
-        ragkit.errors.RagkitError: query b'water': give text (str), not bytes
+        ragkit.errors.InvalidArgumentError: query b'water': give text (str), not bytes
     """
     if not isinstance(text, str):
-        raise RagkitError(f"query {text!r:.60}: give text (str), not {type(text).__name__}")
+        raise InvalidArgumentError(
+            f"query {text!r:.60}: give text (str), not {type(text).__name__}"
+        )
     if not any(character.isalnum() for character in text):
-        raise RagkitError("empty query: give words to search for")
+        raise InvalidArgumentError("empty query: give words to search for")

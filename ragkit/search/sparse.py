@@ -33,7 +33,7 @@ import numpy as np
 import Stemmer
 from bm25s import stopwords
 
-from ragkit.errors import RagkitError
+from ragkit.errors import IndexDamagedError
 
 log = logging.getLogger(__name__)
 _IDS_FILE = "chunk_ids.npy"
@@ -171,7 +171,7 @@ class SparseIndex:
             if retriever.scores.get("num_docs") != len(ids):
                 raise ValueError(f"params.index.json does not count the {len(ids)} chunks")
         except (OSError, ValueError, TypeError, KeyError) as error:  # missing, cut, garbled
-            raise RagkitError(
+            raise IndexDamagedError(
                 f"{folder}: BM25 index unreadable ({type(error).__name__}: {error}); "
                 f"`ragkit doctor --repair --index {folder.parent}` rebuilds it"
             ) from error

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragkit.embed.models import AUTO_MODEL
-from ragkit.errors import BackendUnavailableError, RagkitError
+from ragkit.errors import BackendUnavailableError, IndexNotFoundError, NotFoundError, RagkitError
 from ragkit.index import Index
 from ragkit.serve.inspection import DocumentTexts, explanations
 from ragkit.serve.schemas import IndexHealth, IndexSummary, SearchRequest, SearchResponse
@@ -55,10 +55,8 @@ def folder_identity(location: Location) -> tuple[int, int] | None:
     return (info.st_dev, info.st_ino)
 
 
-class UnknownIndexError(RagkitError):
+class UnknownIndexError(NotFoundError):
     """A request named an index the server does not serve (HTTP 404)."""
-
-    http_status = 404
 
 
 @dataclass(frozen=True)
@@ -140,7 +138,7 @@ class ServedIndexes:
             if self._identities[name] == identity:
                 return  # another request reopened it meanwhile
             if identity is None:
-                raise RagkitError(
+                raise IndexNotFoundError(
                     f"{display(self.paths[name])}: no ragkit index there any more (deleted "
                     "since the server started)"
                 )

@@ -15,7 +15,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ragkit.chunking.adaptive import METRICS
-from ragkit.errors import RagkitError
+from ragkit.errors import NotFoundError
 from ragkit.index import ExplainedHit, Index
 from ragkit.normalize import normalize_document
 from ragkit.normalize.base import Normalized, changes, word_changes
@@ -52,10 +52,8 @@ REASONS = {
 }
 
 
-class UnknownDocumentError(RagkitError):
+class UnknownDocumentError(NotFoundError):
     """A request named a document the index does not hold (HTTP 404)."""
-
-    http_status = 404
 
 
 def context(text: str, start: int, end: int, size: int = CONTEXT_CHARACTERS) -> tuple[str, str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragkit.config import Settings
-from ragkit.errors import RagkitError
+from ragkit.errors import InvalidArgumentError
 from ragkit.store import doctor
 from ragkit.store.base import IndexStore
 from ragkit.store.milvus.address import MilvusAddress, is_milvus, parse_milvus
@@ -53,7 +53,7 @@ def _milvus() -> type[MilvusStore]:
     try:
         from ragkit.store.milvus.store import MilvusStore
     except ImportError as error:
-        raise RagkitError(f"{INSTALL_HINT} ({error})") from error
+        raise InvalidArgumentError(f"{INSTALL_HINT} ({error})") from error
     return MilvusStore
 
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import numpy as np
 
 from ragkit.documents.discovery import document_key
-from ragkit.errors import RagkitError
+from ragkit.errors import IndexDamagedError
 from ragkit.store.filters import path_glob
 from ragkit.store.records import DocumentEntry
 
@@ -177,7 +177,7 @@ def write_jsonl(records: Iterable[dict[str, Any]], stream: TextIO) -> int:
         try:
             line = json.dumps(record, ensure_ascii=False, allow_nan=False)
         except ValueError as error:  # NaN or Infinity, stored by an earlier release
-            raise RagkitError(
+            raise IndexDamagedError(
                 f"document {record.get('document')!r}: metadata holds NaN or Infinity, which "
                 "is not JSON; run `ragkit doctor --repair` on the index to drop those values"
             ) from error

@@ -1,4 +1,4 @@
-"""SQLite damage found while reading: one :class:`RagkitError` naming the database and the fix.
+"""SQLite damage found while reading: one :class:`~ragkit.errors.IndexDamagedError` naming the database and the fix.
 
 A damaged page may lie where only some reads reach it (the text of one chunk, a page of the
 documents table): the index opens, and a query fails part-way with ``database disk image is
@@ -15,7 +15,7 @@ Example:
     ...         raise sqlite3.DatabaseError("database disk image is malformed")
     >>> try:
     ...     Reader().read()
-    ... except RagkitError as error:
+    ... except IndexDamagedError as error:
     ...     print(str(error)[:64])
     idx/ragkit.sqlite: unreadable (database disk image is malformed)
 """
@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
-from ragkit.errors import RagkitError
+from ragkit.errors import IndexDamagedError
 from ragkit.store.schema import DB_NAME
 
 __all__ = ["damaged", "names_damage"]
@@ -45,15 +45,15 @@ _SHOWN = 120  # characters of SQLite's message shown (it may quote a whole damag
 _BUSY = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED (extended codes share the low byte)
 
 
-def damaged(folder: Path, error: sqlite3.DatabaseError) -> RagkitError:
+def damaged(folder: Path, error: sqlite3.DatabaseError) -> IndexDamagedError:
     """The error to raise for ``error``, met reading the database of the index at ``folder``."""
     detail = str(error) if len(str(error)) <= _SHOWN else f"{str(error)[: _SHOWN - 1]}…"
     if detail == "malformed JSON":  # metadata with NaN or Infinity (ragkit.store.metadata)
-        return RagkitError(
+        return IndexDamagedError(
             f"{folder / DB_NAME}: metadata that is not JSON (NaN or Infinity, written by an "
             f"earlier release); run `ragkit doctor --index {folder} --repair` to drop those values"
         )
-    return RagkitError(
+    return IndexDamagedError(
         f"{folder / DB_NAME}: unreadable ({detail}); restore the index folder from a backup, or "
         "delete it and ingest again"
     )

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from ragkit.config import Settings
-from ragkit.errors import RagkitError
+from ragkit.errors import IndexDamagedError, IndexNotFoundError, RagkitError
 from ragkit.search import dense
 from ragkit.search.sparse import SparseIndex
 from ragkit.store import DB_NAME, Store, language_rules, metadata, tokenizers, vectors
@@ -180,14 +180,14 @@ def diagnose(folder: str | Path) -> Diagnosis:
     folder = Path(folder)
     found = Diagnosis(folder)
     if not (folder / DB_NAME).is_file():
-        raise RagkitError(f"{folder}: no ragkit index here ({DB_NAME} missing)")
+        raise IndexNotFoundError(f"{folder}: no ragkit index here ({DB_NAME} missing)")
     db = connect_read_only(folder)
     try:
         db.execute("BEGIN")  # one snapshot for every count and id below
         try:
             found.generation, layout = vectors.committed(db)
         except RagkitError as error:
-            raise RagkitError(
+            raise IndexDamagedError(
                 f"{folder / DB_NAME}: no committed generation; index is damaged"
             ) from error
         _check_sqlite(db, found)
@@ -201,7 +201,9 @@ def diagnose(folder: str | Path) -> Diagnosis:
         _check_vectors(folder, db, layout, found)
         db.execute("COMMIT")
     except sqlite3.DatabaseError as error:
-        raise RagkitError(f"{folder / DB_NAME}: unreadable ({error}); restore a backup") from error
+        raise IndexDamagedError(
+            f"{folder / DB_NAME}: unreadable ({error}); restore a backup"
+        ) from error
     finally:
         db.close()
     _check_derived(folder, ids, found)

@@ -34,7 +34,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ragkit.errors import RagkitError
+from ragkit.errors import InvalidArgumentError
 from ragkit.normalize.unicode import text_only
 
 Scalar = str | int | float | bool | None
@@ -51,7 +51,7 @@ def where_clause(filters: Mapping[str, Any]) -> tuple[str, list[Any]]:
     """
     given = sum(len(w) if isinstance(w, list | tuple) else 1 for w in filters.values())
     if given > MAX_VALUES:
-        raise RagkitError(
+        raise InvalidArgumentError(
             f"filters with {given:,} values: at most {MAX_VALUES} in all; narrow them (a source "
             "glob such as 'docs/**/*.md' stands for many sources)"
         )
@@ -68,7 +68,7 @@ def where_clause(filters: Mapping[str, Any]) -> tuple[str, list[Any]]:
                 values.extend(parameters)
                 continue
             if value is not None and not isinstance(value, str | int | float):
-                raise RagkitError(
+                raise InvalidArgumentError(
                     f"filter {key!r}: match a string or a number, not {type(value).__name__}"
                 )
             value = text_only(value) if isinstance(value, str) else value
@@ -101,17 +101,19 @@ def _range(key: str, bounds: Mapping[str, Any]) -> tuple[str, list[Any]]:
     conditions, parameters = [], []
     for operator, bound in bounds.items():
         if operator not in COMPARISONS or isinstance(bound, bool):
-            raise RagkitError(
+            raise InvalidArgumentError(
                 f"filter {key!r}: a range compares with {', '.join(COMPARISONS)}, not {operator!r}"
             )
         if not isinstance(bound, int | float):
             if not isinstance(bound, str) or not _NUMBER.fullmatch(bound):
-                raise RagkitError(f"filter {key}{operator}{bound}: a range bound is a number")
+                raise InvalidArgumentError(
+                    f"filter {key}{operator}{bound}: a range bound is a number"
+                )
             bound = float(bound)
         conditions.append(f"number_of(m.value) {COMPARISONS[operator]} ?")
         parameters.append(bound)
     if field is None or not conditions:
-        raise RagkitError(f"filter {key!r}: ranges apply to numeric metadata fields")
+        raise InvalidArgumentError(f"filter {key!r}: ranges apply to numeric metadata fields")
     sql = (
         "EXISTS (SELECT 1 FROM json_each(d.metadata) m WHERE m.key = ? AND "
         f"m.type IN ('integer', 'real', 'text') AND {' AND '.join(conditions)})"
@@ -163,7 +165,7 @@ def path_glob(column: str, pattern: str) -> tuple[str, list[Any]]:
         ('(d.key GLOB ? AND path_match(?, d.key))', ['*docs/*.md', 'docs/*.md'])
     """
     if len(pattern) > MAX_GLOB_CHARS:
-        raise RagkitError(
+        raise InvalidArgumentError(
             f"glob {pattern[:40]!r}… of {len(pattern):,} characters: at most {MAX_GLOB_CHARS:,} "
             "(longer than any path)"
         )
@@ -245,10 +247,10 @@ def check_known(filters: Mapping[str, Any], known: set[str]) -> None:
         >>> check_known({"yaer": 2020}, {"year"})
         Traceback (most recent call last):
         ...
-        ragkit.errors.RagkitError: filter 'yaer': no document has that metadata field; filter on language, source or year
+        ragkit.errors.InvalidArgumentError: filter 'yaer': no document has that metadata field; filter on language, source or year
     """
     if unknown := unknown_keys(filters, known):
-        raise RagkitError(
+        raise InvalidArgumentError(
             f"filter {', '.join(map(repr, unknown))}: no document has that metadata field; "
             f"filter on language, source or {', '.join(sorted(known)) or '(none)'}"
         )

@@ -13,7 +13,7 @@ Example:
     ...     WriteLock(folder, wait=False).acquire()  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ragkit.errors.RagkitError: ...: another writer (pid ...) is writing to this index; ...
+    ragkit.errors.IndexBusyError: ...: another writer (pid ...) is writing to this index; ...
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from ragkit.errors import RagkitError
+from ragkit.errors import IndexBusyError, RagkitError
 
 log = logging.getLogger(__name__)
 LOCK_NAME = "write.lock"
@@ -77,7 +77,7 @@ class WriteLock:
         except BlockingIOError:
             if self.wait is False:
                 os.close(fd)
-                raise RagkitError(
+                raise IndexBusyError(
                     f"{self.path.parent}: another writer (pid {self._holder()}) is writing to "
                     "this index; wait for it to finish or run with --wait"
                 ) from None
@@ -99,7 +99,7 @@ class WriteLock:
             except BlockingIOError:
                 if deadline is not None and time.monotonic() >= deadline:
                     os.close(fd)
-                    raise RagkitError(
+                    raise IndexBusyError(
                         f"{self.path.parent}: still locked by another writer after "
                         f"{self.wait} s; try again later"
                     ) from None

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ragkit.errors import RagkitError
+from ragkit.errors import IndexDamagedError
 from ragkit.paths import file_sha256
 
 MANIFEST_NAME = "MANIFEST.json"
@@ -82,13 +82,15 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     try:
         manifest = json.loads(path.read_text())
     except FileNotFoundError as error:
-        raise RagkitError(f"{path}: missing; `ragkit doctor --repair` rewrites it") from error
+        raise IndexDamagedError(f"{path}: missing; `ragkit doctor --repair` rewrites it") from error
     except (OSError, ValueError) as error:
-        raise RagkitError(
+        raise IndexDamagedError(
             f"{path}: unreadable ({error}); `ragkit doctor --repair` rewrites it"
         ) from error
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
-        raise RagkitError(f"{path}: not a ragkit manifest; `ragkit doctor --repair` rewrites it")
+        raise IndexDamagedError(
+            f"{path}: not a ragkit manifest; `ragkit doctor --repair` rewrites it"
+        )
     return manifest
 
 

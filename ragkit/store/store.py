@@ -51,7 +51,7 @@ import numpy as np
 
 from ragkit.chunking import ChunkingRecord
 from ragkit.config import ANALYSIS_SETTINGS, Settings
-from ragkit.errors import RagkitError
+from ragkit.errors import IndexDamagedError, IndexExistsError, IndexNotFoundError, RagkitError
 from ragkit.normalize.detect import RULES_VERSION, LanguageGuess
 from ragkit.paths import file_sha256
 from ragkit.search import dense
@@ -87,10 +87,6 @@ logger = logging.getLogger(__name__)
 # margin covers approximate (PQ) scores.
 _MAX_SCORE = 1.5
 CREATION_SCRATCH = (f".{DB_NAME}.*.tmp", f".{DB_NAME}.*.tmp-journal")
-
-
-class IndexExistsError(RagkitError):
-    """:meth:`Store.create` found an index already there."""
 
 
 def _check_folder(folder: Path) -> None:
@@ -251,7 +247,7 @@ class Store:
         or FAISS file is a :class:`RagkitError` naming the file and the fix."""
         _check_folder(folder)
         if not (folder / DB_NAME).exists():
-            raise RagkitError(
+            raise IndexNotFoundError(
                 f"{folder}: no ragkit index here ({DB_NAME} missing); "
                 f"create one with `ragkit ingest PATH --index {folder}`"
             )
@@ -265,7 +261,9 @@ class Store:
     def _state(self, key: str) -> str:
         row = self.db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
         if row is None:
-            raise RagkitError(f"{self.folder / DB_NAME}: state {key!r} missing; index is damaged")
+            raise IndexDamagedError(
+                f"{self.folder / DB_NAME}: state {key!r} missing; index is damaged"
+            )
         return row[0]
 
     def _read_vectors(
@@ -276,7 +274,7 @@ class Store:
         repair = f"`ragkit doctor --index {self.folder} --repair` rebuilds it from SQLite"
         vectors = load(self.folder, layout, repair, known)
         if vectors.main.d != self.dimension:
-            raise RagkitError(
+            raise IndexDamagedError(
                 f"{self.folder / layout.main}: {vectors.main.d}-d vectors in a "
                 f"{self.dimension}-d index (damaged or replaced); {repair}"
             )
@@ -287,7 +285,7 @@ class Store:
         for approximate indexes); a damaged vectors file gives absurd ones (1e27, NaN)."""
         if any(not -_MAX_SCORE <= score <= _MAX_SCORE for _, score in scored):
             worst = next(s for _, s in scored if not -_MAX_SCORE <= s <= _MAX_SCORE)
-            raise RagkitError(
+            raise IndexDamagedError(
                 f"{self.folder}: the stored vectors give a score of {worst:.3g}, which "
                 "normalized vectors cannot (a damaged vectors file or chunk vector); "
                 f"`ragkit doctor --index {self.folder} --repair` rebuilds them from SQLite"

@@ -31,7 +31,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from ragkit.errors import RagkitError
+from ragkit.errors import IndexDamagedError, RagkitError
 from ragkit.paths import file_sha256
 from ragkit.search.dense import DenseVectors, held
 from ragkit.store.manifest import vector_file
@@ -77,13 +77,13 @@ class Layout:
             >>> Layout.from_json('{"main": "/etc/x.faiss", "added": []}')
             Traceback (most recent call last):
             ...
-            ragkit.errors.RagkitError: ragkit.sqlite: state 'vectors' names '/etc/x.faiss', not a vectors file of the index folder; index is damaged (restore a backup)
+            ragkit.errors.IndexDamagedError: ragkit.sqlite: state 'vectors' names '/etc/x.faiss', not a vectors file of the index folder; index is damaged (restore a backup)
         """
         values = json.loads(stored)
         added = tuple(str(name) for name in values["added"])
         for name in (str(values["main"]), *added):
             if not _FILE_NAME.fullmatch(name):
-                raise RagkitError(
+                raise IndexDamagedError(
                     f"ragkit.sqlite: state 'vectors' names {name!r}, not a vectors file of the "
                     "index folder; index is damaged (restore a backup)"
                 )
@@ -96,7 +96,7 @@ def committed(db: sqlite3.Connection) -> tuple[int, Layout]:
         db.execute("SELECT key, value FROM state WHERE key IN ('generation', ?)", (STATE_KEY,))
     )
     if "generation" not in rows:
-        raise RagkitError("ragkit.sqlite: state 'generation' missing; index is damaged")
+        raise IndexDamagedError("ragkit.sqlite: state 'generation' missing; index is damaged")
     generation = int(rows["generation"])
     stored = rows.get(STATE_KEY)
     return generation, Layout(vector_file(generation)) if stored is None else Layout.from_json(
@@ -132,7 +132,7 @@ def read(path: Path, repair: str) -> faiss.Index:
     try:
         return faiss.read_index(str(path))
     except RuntimeError as error:
-        raise RagkitError(f"{path}: unreadable (damaged or truncated); {repair}") from error
+        raise IndexDamagedError(f"{path}: unreadable (damaged or truncated); {repair}") from error
 
 
 def load(

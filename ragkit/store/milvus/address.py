@@ -20,11 +20,11 @@ Example:
     >>> parse_milvus("milvus://root:secret@h:1/c")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ragkit.errors.RagkitError: milvus://h:1/c: give the credentials in MILVUS_TOKEN ...
+    ragkit.errors.InvalidArgumentError: milvus://h:1/c: give the credentials in MILVUS_TOKEN ...
     >>> parse_milvus("milvus://db:99999/docs")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ragkit.errors.RagkitError: milvus://db:99999/docs: port '99999': give a number from 1 to 65535; ...
+    ragkit.errors.InvalidArgumentError: milvus://db:99999/docs: port '99999': give a number from 1 to 65535; ...
     >>> parse_milvus("milvus://[::1]:19530/docs").uri
     'http://[::1]:19530'
 """
@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
 
-from ragkit.errors import RagkitError
+from ragkit.errors import InvalidArgumentError
 
 __all__ = ["DEFAULT_COLLECTION", "SCHEMES", "MilvusAddress", "is_milvus", "parse_milvus"]
 
@@ -77,11 +77,11 @@ def parse_milvus(location: str, token: str | None = None) -> MilvusAddress:
     try:
         parts = urlsplit(location)
     except ValueError as error:  # an unclosed [IPv6 address
-        raise RagkitError(f"{_without_secret(location)}: {error}; {forms}") from error
+        raise InvalidArgumentError(f"{_without_secret(location)}: {error}; {forms}") from error
     if location.startswith("milvus-lite://"):
         path = parts.path
         if parts.netloc or not path.startswith("/") or not path.endswith(".db"):
-            raise RagkitError(
+            raise InvalidArgumentError(
                 f"{location}: an embedded Milvus Lite file is an absolute .db path; {forms}"
             )
         collection = parse_qs(parts.query).get("collection", [DEFAULT_COLLECTION])[-1]
@@ -89,20 +89,20 @@ def parse_milvus(location: str, token: str | None = None) -> MilvusAddress:
         uri = path
     else:
         if "@" in parts.netloc:  # the address is printed in messages and logs; a token is not
-            raise RagkitError(
+            raise InvalidArgumentError(
                 f"{_without_secret(location)}: give the credentials in {TOKEN_VARIABLE} "
                 "(user:password or an API key), not in the address"
             )
         port = _port(location, parts.netloc, forms)
         if not parts.hostname or port is None:
-            raise RagkitError(f"{location}: no HOST:PORT; {forms}")
+            raise InvalidArgumentError(f"{location}: no HOST:PORT; {forms}")
         host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
         collection = parts.path.strip("/") or DEFAULT_COLLECTION
         display = f"milvus://{host}:{port}/{collection}"
         uri = f"http://{host}:{port}"
         counts = _counts(location, parse_qs(parts.query))
     if not _COLLECTION.fullmatch(collection):
-        raise RagkitError(
+        raise InvalidArgumentError(
             f"{display}: collection name {collection!r}: use letters, digits and '_' (starting "
             "with a letter or '_', at most 200 characters)"
         )
@@ -118,7 +118,9 @@ def _port(location: str, netloc: str, forms: str) -> int | None:
     if not given:
         return None
     if not given.isascii() or not given.isdigit() or not 1 <= int(given) <= 65_535:
-        raise RagkitError(f"{location}: port {given!r}: give a number from 1 to 65535; {forms}")
+        raise InvalidArgumentError(
+            f"{location}: port {given!r}: give a number from 1 to 65535; {forms}"
+        )
     return int(given)
 
 
@@ -127,14 +129,16 @@ def _counts(location: str, query: dict[str, list[str]]) -> dict[str, int]:
     parameters are refused."""
     unknown = sorted(set(query) - {"shards", "replicas"})
     if unknown:
-        raise RagkitError(
+        raise InvalidArgumentError(
             f"{location}: unknown parameter {', '.join(unknown)}; a server address takes "
             "?shards=N (when ragkit creates the collection) and ?replicas=N (when it loads it)"
         )
     counts = {}
     for name, values in query.items():
         if not values[-1].isdigit() or int(values[-1]) < 1:
-            raise RagkitError(f"{location}: {name}={values[-1]!r}: give a whole number ≥ 1")
+            raise InvalidArgumentError(
+                f"{location}: {name}={values[-1]!r}: give a whole number ≥ 1"
+            )
         counts[name] = int(values[-1])
     return counts
 

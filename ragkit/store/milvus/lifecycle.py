@@ -30,11 +30,10 @@ from typing import Any
 from pymilvus import MilvusClient, MilvusException
 
 from ragkit.config import Settings
-from ragkit.errors import RagkitError
+from ragkit.errors import IndexDamagedError, IndexExistsError, RagkitError
 from ragkit.store.milvus import collections
 from ragkit.store.milvus.address import MilvusAddress
 from ragkit.store.milvus.collections import SCHEMA_VERSION, guarded, names
-from ragkit.store.store import IndexExistsError
 
 __all__ = ["CREATION_WAIT", "connect_existing", "create", "exists", "state_row"]
 
@@ -149,7 +148,7 @@ def _check(address: MilvusAddress, client: MilvusClient, absent: RagkitError) ->
         )
     missing = [name for name in known.values() if not client.has_collection(name)]
     if missing:
-        raise RagkitError(
+        raise IndexDamagedError(
             f"{address.display}: collection {', '.join(missing)} missing; the index is "
             f"damaged: drop its collections ({', '.join(_ours(address, client))}) and ingest "
             "again"
