@@ -17,7 +17,18 @@ from importlib.metadata import PackageNotFoundError, version
 from ragkit.chunking import Chunk
 from ragkit.config import Settings
 from ragkit.documents import Block, Document, Record
-from ragkit.errors import BackendUnavailableError, RagkitError
+from ragkit.errors import (
+    BackendUnavailableError,
+    IndexBusyError,
+    IndexDamagedError,
+    IndexExistsError,
+    IndexNotFoundError,
+    InputRefusedError,
+    InvalidArgumentError,
+    NotFoundError,
+    RagkitError,
+    SettingsMismatchError,
+)
 from ragkit.index import Hit, Index
 from ragkit.pipeline import IngestReport
 
@@ -33,8 +44,16 @@ __all__ = [
     "Document",
     "Hit",
     "Index",
+    "IndexBusyError",
+    "IndexDamagedError",
+    "IndexExistsError",
+    "IndexNotFoundError",
     "IngestReport",
+    "InputRefusedError",
+    "InvalidArgumentError",
+    "NotFoundError",
     "RagkitError",
     "Record",
     "Settings",
+    "SettingsMismatchError",
 ]
