@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -28,7 +29,12 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from ragkit.environment import read
-from ragkit.errors import RagkitError, validation_message
+from ragkit.errors import (
+    InvalidArgumentError,
+    RagkitError,
+    SettingsMismatchError,
+    validation_message,
+)
 
 # "auto": the documents of an index's first ingest choose its model (ragkit.embed.models.choose_model):
 # all-minilm-l6-v2 for an English collection, multilingual-e5-small for anything else.
@@ -318,3 +324,81 @@ def read_settings_file(path: Path) -> dict[str, Any]:
         setting = error.errors()[0]["loc"][0]
         raise RagkitError(f"{path}: {setting}: {validation_message(error)}") from error
     return values
+
+
+def check_setting_names(settings: Mapping[str, Any], where: str) -> None:
+    """Refuse a name that is no setting.
+
+    Example:
+        >>> check_setting_names({"chunk_size": 100}, "Index.open")
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.InvalidArgumentError: Index.open: unknown setting(s) chunk_size; the settings are ...
+    """
+    unknown = sorted(set(settings) - set(Settings.model_fields))
+    if unknown:
+        raise InvalidArgumentError(
+            f"{where}: unknown setting(s) {', '.join(unknown)}; the settings are "
+            f"{', '.join(Settings.model_fields)}"
+        )
+
+
+def with_settings_file(
+    config: str | Path | None,
+    folder_file: Path | None,
+    model: str | None,
+    settings: dict[str, Any],
+) -> tuple[str | None, dict[str, Any], dict[str, Path]]:
+    """``model`` and ``settings`` completed from the settings file: ``config``, else the
+    index folder's ``folder_file`` when it exists (None: the index has no folder, as a Milvus
+    index); the third item maps each setting taken from the file to the file."""
+    path = Path(config) if config is not None else folder_file
+    if path is None or (config is None and not path.is_file()):
+        return model, settings, {}
+    from_file = {k: v for k, v in read_settings_file(path).items() if k not in settings}
+    if model is None:
+        model = from_file.get("embedding_model")
+    from_file.pop("embedding_model", None)
+    return model, from_file | settings, dict.fromkeys(from_file, path)
+
+
+def handle_settings(
+    stored: Settings,
+    model: str | None,
+    given: Mapping[str, Any],
+    filed: Mapping[str, Path],
+    where: str,
+) -> Settings:
+    """The settings a handle of an existing index uses: ``stored`` with the query-time
+    settings ``given`` (:data:`QUERY_SETTINGS`); any other setting, or a ``model``, that
+    differs from the stored one is refused (``filed``: the settings that came from a file,
+    named in the message).
+
+    Example:
+        >>> handle_settings(Settings(), None, {"rerank_weight": 0.5}, {}, "idx").rerank_weight
+        0.5
+        >>> handle_settings(Settings(), None, {"chunk_tokens": 64}, {}, "idx")
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.SettingsMismatchError: idx: built with chunk_tokens=256, not 64; use a new --index folder for other settings
+    """
+    if model and model not in (DEFAULT_MODEL, stored.embedding_model):
+        raise SettingsMismatchError(
+            f"{where}: built with {stored.embedding_model!r}, not {model!r}; "
+            "use a new --index folder for another model"
+        )
+    for name, value in given.items():
+        if name not in QUERY_SETTINGS and getattr(stored, name) != value:
+            source = f" (set in {filed[name]})" if name in filed else ""
+            raise SettingsMismatchError(
+                f"{where}: built with {name}={getattr(stored, name)!r}, not "
+                f"{value!r}{source}; use a new --index folder for other settings"
+            )
+    overrides = {n: v for n, v in given.items() if n in QUERY_SETTINGS}
+    if not overrides:
+        return stored
+    try:
+        return Settings.model_validate(stored.model_dump() | overrides)
+    except ValidationError as error:
+        setting = error.errors()[0]["loc"][0]
+        raise InvalidArgumentError(f"{where}: {setting}: {validation_message(error)}") from error

@@ -10,36 +10,38 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TextIO
-
-from pydantic import ValidationError
 
 from ragkit.chunking import ChunkingRecord
 from ragkit.config import (
     ANALYSIS_SETTINGS,
     CONFIG_NAME,
-    QUERY_SETTINGS,
     Settings,
-    read_settings_file,
+    check_setting_names,
+    handle_settings,
+    with_settings_file,
 )
 from ragkit.documents import LoadOptions, document_key, record_documents
 from ragkit.documents.discovery import check_apart
 from ragkit.documents.given import DEFAULT_SOURCE, check_source
 from ragkit.embed import Encoder
-from ragkit.embed.models import AUTO_DIMENSION, AUTO_MODEL, MINILM_NAMES
+from ragkit.embed.models import AUTO_DIMENSION, AUTO_MODEL
 from ragkit.errors import (
     IndexNotFoundError,
     InvalidArgumentError,
     NotFoundError,
     RagkitError,
-    SettingsMismatchError,
-    validation_message,
+)
+from ragkit.management import (
+    IndexInfo,
+    export_chunks,
+    index_info,
+    keys_matching,
+    keys_of_ids,
+    remove_documents,
 )
 from ragkit.pipeline import (
     Ingest,
@@ -51,7 +53,6 @@ from ragkit.pipeline import (
     sparse_terms,
 )
 from ragkit.pipeline.near_duplicates import DuplicateGroup, duplicate_groups
-from ragkit.pipeline.near_duplicates import update as update_near_duplicates
 from ragkit.pipeline.plan import PruneGuard
 from ragkit.pipeline.reanalyze import ReanalyzeReport, reanalyze
 from ragkit.query.hits import ExplainedHit, Hit
@@ -61,7 +62,6 @@ from ragkit.search.contributions import Contribution
 from ragkit.search.query import check_query
 from ragkit.store import DocumentEntry, IndexExistsError, IndexStore, Store
 from ragkit.store.address import Location, create_store, display, index_exists, open_store
-from ragkit.store.catalog import EXPORT_FORMATS, exact_keys, select_keys, write_jsonl
 from ragkit.store.consistent import one_generation
 from ragkit.store.milvus.address import is_milvus
 from ragkit.store.tokenizers import stale_message
@@ -70,64 +70,6 @@ if TYPE_CHECKING:
     from ragkit.rerank.reranker import Reranker
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class IndexInfo:
-    """An index at a glance (``ragkit info``); ``chunkers_chosen`` counts documents per chosen
-    chunker (``unrecorded`` for documents indexed before the choice was kept); ``settings``:
-    the effective settings that shape results (:meth:`ragkit.config.Settings.summary`);
-    ``duplicate_*``: documents sharing their content with another and how many such sets,
-    ``near_duplicate_*``: documents in near-duplicate groups and how many groups
-    (:meth:`Index.duplicates` lists both)."""
-
-    path: str
-    generation: int
-    embedding_model: str
-    dimension: int
-    chunker: str
-    documents: int
-    chunks: int
-    vectors: int
-    chunkers_chosen: dict[str, int]
-    settings: list[tuple[str, str]] = field(default_factory=list)
-    duplicate_documents: int = 0
-    duplicate_groups: int = 0
-    near_duplicate_documents: int = 0
-    near_duplicate_groups: int = 0
-
-    def rows(self) -> list[tuple[str, str]]:
-        """``(field, value)`` pairs to print, in order.
-
-        Example:
-            >>> IndexInfo("i", 1, "m", 4, "adaptive", 2, 3, 3, {"sentence": 2}).rows()[-1]
-            ('chunkers chosen', 'sentence 2')
-        """
-        chosen = ", ".join(f"{name} {count}" for name, count in self.chunkers_chosen.items())
-        listed = [f.name for f in dataclasses.fields(self) if f.name not in _LISTS]
-        fields = [(name, str(getattr(self, name))) for name in listed]
-        return [*fields, ("chunkers chosen", chosen or "—"), *self.settings]
-
-
-_LISTS = ("chunkers_chosen", "settings")  # IndexInfo fields that rows() prints its own way
-
-
-def _with_file_settings(
-    location: Location, config: str | Path | None, model: str | None, settings: dict[str, Any]
-) -> tuple[str | None, dict[str, Any], dict[str, Path]]:
-    """``model`` and ``settings`` completed from the settings file (``config``, else the
-    index folder's ``ragkit.toml`` when present; a Milvus index has no folder); the third
-    item maps each setting taken from the file to the file."""
-    if config is None and is_milvus(location):
-        return model, settings, {}
-    path = Path(config) if config is not None else Path(location) / CONFIG_NAME
-    if config is None and not path.is_file():
-        return model, settings, {}
-    from_file = {k: v for k, v in read_settings_file(path).items() if k not in settings}
-    if model is None:
-        model = from_file.get("embedding_model")
-    from_file.pop("embedding_model", None)
-    return model, from_file | settings, dict.fromkeys(from_file, path)
 
 
 class Index:
@@ -178,12 +120,7 @@ class Index:
         """
         location = path if is_milvus(path) else Path(path)
         folder = display(location)
-        unknown = sorted(set(settings) - set(Settings.model_fields))
-        if unknown:
-            raise InvalidArgumentError(
-                f"Index.open: unknown setting(s) {', '.join(unknown)}; the settings are "
-                f"{', '.join(Settings.model_fields)}"
-            )
+        check_setting_names(settings, "Index.open")
         exists = index_exists(location)
         if not create and not exists:
             raise IndexNotFoundError(
@@ -191,7 +128,8 @@ class Index:
                 f"Index.open({str(folder)!r}, create=True) or `ragkit ingest PATH --index "
                 f"{folder}`"
             )
-        model, settings, filed = _with_file_settings(location, config, model, settings)
+        folder_file = None if is_milvus(location) else Path(location) / CONFIG_NAME
+        model, settings, filed = with_settings_file(config, folder_file, model, settings)
         if create and not exists:
             chosen = Settings.model_validate(
                 ({"embedding_model": model} if model else {}) | settings
@@ -208,30 +146,10 @@ class Index:
                 index._encoder = encoder
                 return index
         index = cls(open_store(location))
-        if model and model not in (AUTO_MODEL, index.settings.embedding_model):
-            raise SettingsMismatchError(
-                f"{folder}: built with {index.settings.embedding_model!r}, not {model!r}; "
-                "use a new --index folder for another model"
-            )
-        for name, value in settings.items():
-            if name not in QUERY_SETTINGS and getattr(index.settings, name) != value:
-                where = f" (set in {filed[name]})" if name in filed else ""
-                raise SettingsMismatchError(
-                    f"{folder}: built with {name}={getattr(index.settings, name)!r}, not "
-                    f"{value!r}{where}; use a new --index folder for other settings"
-                )
+        index.settings = handle_settings(index.settings, model, settings, filed, str(folder))
         stale = index.store.stale_tokenizers()
         if stale:
             log.warning("%s", stale_message(folder, stale))
-        overrides = {n: v for n, v in settings.items() if n in QUERY_SETTINGS}
-        if overrides:
-            try:
-                index.settings = Settings.model_validate(index.settings.model_dump() | overrides)
-            except ValidationError as error:
-                setting = error.errors()[0]["loc"][0]
-                raise InvalidArgumentError(
-                    f"{folder}: {setting}: {validation_message(error)}"
-                ) from error
         return index
 
     @property
@@ -242,20 +160,7 @@ class Index:
             from ragkit.rerank.reranker import Reranker
 
             held = {language for _, language in self.store.languages()}
-            self._reranker = Reranker.load(
-                self.settings.reranker,
-                languages=held,
-                passes=self.settings.rerank_passes,
-                first_stage_weight=self.settings.rerank_weight,
-            )
-            others = sorted(held - {"en", "und"})
-            if others and self._reranker.config.backbone in MINILM_NAMES:
-                log.warning(
-                    "reranker %r reads English only (%s); hits in %s are reranked as if English",
-                    self.settings.reranker,
-                    self._reranker.config.backbone,
-                    ", ".join(others),
-                )
+            self._reranker = Reranker.for_index(self.settings, held)
         return self._reranker
 
     @property
@@ -450,21 +355,12 @@ class Index:
     def search(self, query: str, options: SearchOptions | None = None, **given: Any) -> list[Hit]:
         """The ``k`` best chunks for ``query``, best first.
 
-        The options (:class:`ragkit.query.SearchOptions`, one object or its fields as
-        keywords; what is not given takes the index's setting) are ``k`` (≥ 1), ``mode``
-        (``hybrid``: dense + BM25, fused; ``dense``; ``sparse``), ``filters`` (chunks whose
-        document matches every entry: ``language``, ``source`` glob or any metadata key; a list
-        of values matches any of them; :mod:`ragkit.store.filters`; applied before fusion),
-        ``fusion`` (``weighted`` or ``rrf``), ``rerank`` (the first stage's top
-        ``rerank_depth`` through the groupwise reranker, :mod:`ragkit.rerank`; ``score``
-        becomes the reranker's), ``language`` (analyze the query as this ISO 639 code; by
-        default the languages the index holds for the query's script, never one it does not
-        hold), ``collapse`` (fold hits whose text a better hit shows into it, listed in its
-        ``duplicates``: :mod:`ragkit.search.collapse`), ``feedback`` (``off``, ``sparse``: RM3,
-        ``dense``: Rocchio, ``both``, ``auto``: :mod:`ragkit.search.feedback`),
-        ``document_evidence`` and ``phrase_evidence`` (``on``, ``off``, ``auto``:
-        :mod:`ragkit.search.evidence`, :mod:`ragkit.search.phrase`). The stages run in
-        :class:`ragkit.query.Search`.
+        The options are :class:`ragkit.query.SearchOptions`, as one object or its fields as
+        keywords (keywords win; what is not given takes the index's setting of that name):
+        ``k``, ``mode``, ``filters`` (:mod:`ragkit.store.filters`), ``fusion``, ``rerank``
+        (:mod:`ragkit.rerank`), ``language``, ``collapse`` (:mod:`ragkit.search.collapse`),
+        ``feedback`` (:mod:`ragkit.search.feedback`), ``document_evidence`` and
+        ``phrase_evidence``. The stages run in :class:`ragkit.query.Search`.
 
         Example:
             >>> index.search("boiling point of water", k=3, mode="sparse")[0].key  # doctest: +SKIP
@@ -504,26 +400,7 @@ class Index:
     def info(self) -> IndexInfo:
         """Where the index is, its model and chunker, its counts, the chunkers chosen and the
         effective settings (reranking overrides of this handle included)."""
-        counts = self.store.counts()
-        groups = self.duplicates()
-        exact = [group for group in groups if group.kind == "exact"]
-        near = [group for group in groups if group.kind == "near"]
-        return IndexInfo(
-            path=str(self.store.location),
-            generation=self.store.generation,
-            embedding_model=self.settings.embedding_model,
-            dimension=self.store.dimension,
-            chunker=self.settings.chunker,
-            documents=counts["documents"],
-            chunks=counts["chunks"],
-            vectors=counts["vectors"],
-            chunkers_chosen=self.store.chunker_counts(),
-            settings=self.settings.summary(),
-            duplicate_documents=sum(len(group.members) for group in exact),
-            duplicate_groups=len(exact),
-            near_duplicate_documents=sum(len(group.members) for group in near),
-            near_duplicate_groups=len(near),
-        )
+        return index_info(self.store, self.settings, self.duplicates())
 
     def duplicates(self) -> list[DuplicateGroup]:
         """The groups of documents holding the same text (``exact``) or almost the same
@@ -570,16 +447,8 @@ class Index:
         if not wanted:
             raise InvalidArgumentError("Index.delete: give at least one document id")
         with self.store.writing(wait):
-            found = exact_keys(self.store, wanted)
-            missing = [i for i, key in found.items() if key is None]
-            if missing and not missing_ok:
-                raise NotFoundError(
-                    f"{self.store.location}: no document has the id "
-                    f"{', '.join(map(repr, missing[:5]))}; nothing removed (Index.documents() "
-                    "or `ragkit ls` lists the ids; Index.delete_matching removes by glob)"
-                )
-            keys = list(dict.fromkeys(key for key in found.values() if key is not None))
-            self._remove(keys)
+            keys = keys_of_ids(self.store, wanted, missing_ok)
+            remove_documents(self.store, keys)
         return keys
 
     def delete_matching(
@@ -602,24 +471,9 @@ class Index:
                 "Index.delete_matching: give at least one document key or glob"
             )
         with self.store.writing(wait):
-            matched = select_keys(self.store, wanted)
-            unmatched = [pattern for pattern, keys in matched.items() if not keys]
-            if unmatched:
-                raise NotFoundError(
-                    f"{self.store.location}: no document matches {', '.join(map(repr, unmatched))}"
-                    "; nothing removed (Index.documents() or `ragkit ls` lists the keys)"
-                )
-            keys = list(dict.fromkeys(key for found in matched.values() for key in found))
-            self._remove(keys)
+            keys = keys_matching(self.store, wanted)
+            remove_documents(self.store, keys)
         return keys
-
-    def _remove(self, keys: list[str]) -> None:
-        """Commit the removal of the documents ``keys`` (under the writer lock)."""
-        if not keys:
-            return
-        self.store.commit([], remove_keys=keys)
-        update_near_duplicates(self.store, {})  # drops their entries, regroups the rest
-        self.store.ensure_sparse()
 
     def export(
         self, destination: str | Path | TextIO, format: str = "jsonl", vectors: bool = False
@@ -634,45 +488,7 @@ class Index:
             >>> Index.open("my-index").export("chunks.jsonl", vectors=True)  # doctest: +SKIP
             12
         """
-        if format not in EXPORT_FORMATS:
-            raise InvalidArgumentError(
-                f"export format {format!r}: use {' or '.join(EXPORT_FORMATS)} (one JSON "
-                "object per chunk per line)"
-            )
-        if isinstance(destination, str | Path):
-            self._check_outside(Path(destination))
-        self.store.refresh()
-        records = self.store.chunk_records(vectors)
-        if not isinstance(destination, str | Path):
-            return write_jsonl(records, destination)
-        target = Path(destination)
-        if target.exists() and not target.is_file():  # /dev/null, a FIFO: written as it is
-            try:
-                with open(target, "w", encoding="utf-8") as stream:
-                    return write_jsonl(records, stream)
-            except OSError as error:
-                raise RagkitError(f"{destination}: cannot write ({error.strerror})") from error
-        scratch = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        try:
-            with open(scratch, "w", encoding="utf-8") as stream:
-                written = write_jsonl(records, stream)
-            os.replace(scratch, target)  # a reader never sees half a file, an error no file
-            return written
-        except OSError as error:
-            raise RagkitError(f"{destination}: cannot write ({error.strerror})") from error
-        finally:
-            scratch.unlink(missing_ok=True)
-
-    def _check_outside(self, path: Path) -> None:
-        """Refuse to write ``path`` inside the index folder (it would overwrite the index)."""
-        if is_milvus(self.store.location):
-            return
-        folder = Path(self.store.location).resolve()
-        if path.resolve() == folder or folder in path.resolve().parents:
-            raise RagkitError(
-                f"{path}: inside the index folder {folder}; write the export elsewhere (it "
-                "would overwrite or mix with the index's own files)"
-            )
+        return export_chunks(self.store, destination, format, vectors)
 
     def close(self) -> None:
         """Close the index's database connections (``with Index.open(...)`` does it)."""

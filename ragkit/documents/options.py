@@ -64,7 +64,9 @@ def check_glob(glob: str, option: str) -> None:
         ragkit.errors.InvalidArgumentError: --include '[': a '[' that no ']' closes; write [[] for a literal '['
     """
     if not glob.strip():
-        raise InvalidArgumentError(f"{option} {glob!r}: an empty glob; give a pattern such as '*.md'")
+        raise InvalidArgumentError(
+            f"{option} {glob!r}: an empty glob; give a pattern such as '*.md'"
+        )
     position = 0
     while (start := glob.find("[", position)) != -1:
         end = glob.find("]", start + 2 if glob[start + 1 : start + 2] in ("!", "]") else start + 1)

@@ -34,6 +34,8 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from ragkit.config import Settings
+from ragkit.embed.models import MINILM_NAMES
 from ragkit.environment import read
 from ragkit.errors import RagkitError
 from ragkit.paths import package_folder
@@ -206,6 +208,27 @@ class Reranker:
         self.passes = passes
         self.first_stage_weight = first_stage_weight
         self.seed = seed
+
+    @classmethod
+    def for_index(cls, settings: Settings, languages: Collection[str]) -> Reranker:
+        """The reranker an index's ``settings`` name (``reranker``, ``rerank_passes``,
+        ``rerank_weight``) for text in ``languages``; a warning when one that reads English
+        only (a MiniLM backbone) will rerank other languages too."""
+        reranker = cls.load(
+            settings.reranker,
+            languages=languages,
+            passes=settings.rerank_passes,
+            first_stage_weight=settings.rerank_weight,
+        )
+        others = sorted(set(languages) - {"en", "und"})
+        if others and reranker.config.backbone in MINILM_NAMES:
+            log.warning(
+                "reranker %r reads English only (%s); hits in %s are reranked as if English",
+                settings.reranker,
+                reranker.config.backbone,
+                ", ".join(others),
+            )
+        return reranker
 
     @classmethod
     def load(
