@@ -5,6 +5,7 @@ prune limited to one records source, a given language kept."""
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from pathlib import Path
 
@@ -146,6 +147,17 @@ def test_delete_by_id_and_given_language_survives_reanalyze(index: Index) -> Non
     assert index.delete(["b"]) == ["b"]
     index.reanalyze()
     assert [(d.key, d.language) for d in index.documents()] == [("short", "fa")]
+
+
+def test_an_application_logging_at_debug_gets_no_bm25s_lines(
+    index: Index, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)  # as logging.basicConfig(level=logging.DEBUG) does
+    index.add([{"id": "a", "text": "Alpha text."}, {"id": "b", "text": "Beta text."}])
+    index.search("alpha", k=1)
+    assert index.delete(["b"]) == ["b"]
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("bm25s")] == []
+    assert any(r.name.startswith("ragkit") for r in caplog.records)  # ragkit's own still log
 
 
 def test_progress_and_the_writer_lock(index: Index) -> None:
