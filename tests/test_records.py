@@ -225,6 +225,42 @@ def test_ingest_reads_jsonl_records_from_stdin(tmp_path: Path) -> None:
     assert "removed 1" in pruned.output
 
 
+def test_stdin_and_a_jsonl_file_refuse_the_same_lines_and_go_on(tmp_path: Path) -> None:
+    deep = 100_000
+    lines = [
+        "\ufeff" + json.dumps({"id": "bom", "text": "The first line starts with a BOM."}),
+        "[" * deep + "]" * deep,
+        '{"a":' * deep + "1" + "}" * deep,
+        '{"id": "meta", "text": "Deep.", "metadata": {"a": ' + "[" * 150 + "]" * 150 + "}}",
+        '{"id": "lone", "text": "x\\udc80"}',
+        json.dumps({"id": "ok", "text": "Water boils at 100 degrees."}),
+    ]
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    (tmp_path / "records.jsonl").write_bytes(data)
+    runner = CliRunner()
+    piped = runner.invoke(
+        app, ["ingest", "-", "--index", str(tmp_path / "a"), "--model", MODEL], input=data
+    )
+    from_file = runner.invoke(
+        app,
+        ["ingest", str(tmp_path / "records.jsonl"), "--index", str(tmp_path / "b")]
+        + ["--model", MODEL],
+    )
+    for result in (piped, from_file):
+        assert result.exit_code == 1, result.output  # some lines refused, the rest committed
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        assert "documents added 2" in result.output
+        assert result.output.count("nested deeper than 100 levels") == 3
+        assert "unpaired surrogate" in result.output
+    listed = runner.invoke(app, ["ls", "--index", str(tmp_path / "a"), "--json"])
+    assert {entry["key"] for entry in _json_entries(listed.output)} == {"bom", "ok"}
+    reasons = [line.split(": ", 1)[1] for line in piped.output.splitlines() if "line " in line]
+    in_file = [
+        line.split(": ", 1)[1] for line in from_file.output.splitlines() if ".jsonl:" in line
+    ]
+    assert reasons == in_file
+
+
 def test_ingest_stdin_option_mistakes(tmp_path: Path) -> None:
     runner = CliRunner()
     target = str(tmp_path / "index")

@@ -12,7 +12,6 @@ Example:
 from __future__ import annotations
 
 import io
-import json
 import logging
 import re
 from collections.abc import Iterable
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ragkit.documents.discovery import SkippedFile, display_path, document_key
+from ragkit.documents.jsonl import parse_line
 from ragkit.documents.types import Block, Document, LoadResult, content_hash
 from ragkit.errors import EmptyFileError, RagkitError
 
@@ -296,10 +296,6 @@ def _record_problem(record: Any) -> str | None:
         return "line is not a JSON object"
     if record.get("id", record.get("_id")) is None or not isinstance(record.get("text"), str):
         return "needs an 'id' (or '_id') and a string 'text'"
-    try:
-        json.dumps(record, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return "a string holds an unpaired surrogate escape (\\ud800-\\udfff), not text"
     return None
 
 
@@ -315,12 +311,9 @@ def jsonl_documents(data: bytes, path: Path, result: LoadResult) -> None:
             continue
         where = f"{display_path(path)}:{number}"
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            result.skipped.append(SkippedFile(where, f"invalid JSON ({error.msg})"))
-            continue
-        except (ValueError, RecursionError) as error:  # too many digits, nesting too deep
-            result.skipped.append(SkippedFile(where, f"invalid JSON ({error})"))
+            record = parse_line(line, first=number == 1)
+        except RagkitError as problem:  # not JSON, nested too deep, a lone surrogate
+            result.skipped.append(SkippedFile(where, str(problem)))
             continue
         problem = _record_problem(record)
         if problem:

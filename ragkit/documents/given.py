@@ -26,6 +26,7 @@ from typing import Any
 
 from ragkit.documents.discovery import SkippedFile
 from ragkit.documents.formats import text_blocks
+from ragkit.documents.jsonl import check_value, parse_line
 from ragkit.documents.types import Document, LoadResult, content_hash
 from ragkit.errors import RagkitError
 from ragkit.normalize.detect import LanguageGuess, check_language, detect_script
@@ -139,8 +140,9 @@ def record_documents(records: Iterable[Any], source: str = DEFAULT_SOURCE) -> Gi
 
 def jsonl_records(lines: Iterable[bytes]) -> Iterator[Any]:
     """The records of JSONL ``lines`` (``ragkit ingest -``: one JSON object per line; blank
-    lines are passed over), each :class:`Placed` at its line; a line that does not parse is
-    an :class:`Unreadable`.
+    lines are passed over), each :class:`Placed` at its line; a line refused as a ``.jsonl``
+    file's line is (:func:`ragkit.documents.jsonl.parse_line`: not JSON, nested too deep, a
+    lone surrogate) is an :class:`Unreadable`; a byte order mark opening line 1 is dropped.
 
     Example:
         >>> records = jsonl_records([b'{"id": "a", "text": "A."}\\n', b"\\n", b"{oops\\n"])
@@ -157,10 +159,9 @@ def jsonl_records(lines: Iterable[bytes]) -> Iterator[Any]:
         if not line.strip():
             continue
         try:
-            yield Placed(f"line {number}", json.loads(line))
-        except ValueError as error:
-            message = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
-            yield Unreadable(f"line {number}", f"invalid JSON ({message})")
+            yield Placed(f"line {number}", parse_line(line, first=number == 1))
+        except RagkitError as problem:
+            yield Unreadable(f"line {number}", str(problem))
 
 
 def _id_of(given: Any) -> str:
@@ -230,6 +231,7 @@ def _check_metadata(metadata: Any) -> None:
     bad_keys = [key for key in metadata if not isinstance(key, str)]
     if bad_keys:
         raise RagkitError(f"'metadata' key {bad_keys[0]!r} is not text")
+    check_value(metadata)  # nested too deep for Python to copy or write it, a lone surrogate
     try:
         json.dumps(metadata, allow_nan=False)
     except (TypeError, ValueError) as error:
