@@ -65,7 +65,12 @@ class Settings(BaseModel):
     # .context_titles): its document's title, or nothing.
     chunk_context: Literal["title", "none"] = "title"
     embed_batch_size: int = Field(default=32, ge=1)
+    # An ingest commits (a new generation, searchable, kept if the process is killed) once it
+    # holds this many documents, chunks, or seconds of work since its last commit, whichever
+    # comes first (ragkit.pipeline.cadence); `ingest -` commits what it read at each interval.
     commit_every_documents: int = Field(default=500, ge=1)
+    commit_every_chunks: int = Field(default=5_000, ge=1)
+    commit_every_seconds: float = Field(default=30.0, gt=0, le=86_400)
     hnsw_threshold: int = Field(default=50_000, ge=1)
     hnsw_m: int = Field(default=32, ge=4)
     hnsw_ef_search: int = Field(default=128, ge=1)
