@@ -3,9 +3,9 @@
 An ingest works in steps — a few documents chunked, normalized and embedded — and after each
 step commits what it holds once ``commit_every_documents`` documents, ``commit_every_chunks``
 chunks or ``commit_every_seconds`` seconds since its last commit are reached, whichever comes
-first. A step is sized from the work measured so far so that it takes about a quarter of the
-interval and holds no more chunks than a commit: however long the documents, a kill loses at
-most about one interval of work.
+first. A step is sized from the rate of the step before so that it takes about a quarter of
+the interval and holds no more chunks than a commit: however long the documents, a kill loses
+at most about one interval of work.
 
 Example:
     >>> ticks = iter([0.0, 10.0, 40.0])
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from ragkit.config import Settings
 
-FIRST_STEP_CHARS = 20_000  # before anything is measured: a few pages
+FIRST_STEP_CHARS = 50_000  # before anything is measured: a dozen pages
 STEP_SHARE = 0.25  # of the commit interval a step aims to take
 
 
@@ -42,7 +42,7 @@ class Cadence:
     last_commit: float = field(init=False)
     _chars: int = field(default=0, init=False)
     _chunks: int = field(default=0, init=False)
-    _busy: float = field(default=0.0, init=False)
+    _per_second: float = field(default=0.0, init=False)  # characters, in the last step
 
     def __post_init__(self) -> None:
         self.last_commit = self.clock()
@@ -73,13 +73,16 @@ class Cadence:
         ``seconds``."""
         self._chars += chars
         self._chunks += chunks
-        self._busy += seconds
+        if seconds > 0:
+            self._per_second = chars / seconds
 
     def step_chars(self) -> int:
         """Characters of documents to take into the next step: :data:`STEP_SHARE` of the
-        interval at the rate measured so far, and no more than a commit's chunks."""
-        if not self._chars or self._busy <= 0:
+        interval at the last step's rate (the first one's includes loading the model, so it
+        is not carried further), and no more than a commit's chunks at the characters per
+        chunk seen so far."""
+        if not self._per_second:
             return FIRST_STEP_CHARS
-        per_second = self._chars / self._busy
         per_chunk = self._chars / max(self._chunks, 1)
-        return max(1, int(min(per_second * self.seconds * STEP_SHARE, per_chunk * self.chunks)))
+        by_time = self._per_second * self.seconds * STEP_SHARE
+        return max(1, int(min(by_time, per_chunk * self.chunks)))
