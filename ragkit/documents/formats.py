@@ -312,8 +312,8 @@ def jsonl_documents(data: bytes, path: Path, result: LoadResult) -> None:
         where = f"{display_path(path)}:{number}"
         try:
             record = parse_line(line, first=number == 1)
-        except RagkitError as problem:  # not JSON, nested too deep, a lone surrogate
-            result.skipped.append(SkippedFile(where, str(problem)))
+        except RagkitError as refused:  # not JSON, nested too deep, a lone surrogate
+            result.skipped.append(SkippedFile(where, str(refused)))
             continue
         problem = _record_problem(record)
         if problem:

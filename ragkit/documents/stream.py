@@ -38,7 +38,9 @@ class _End:
         self.error = error
 
 
-def timed_lines(stream: IO[bytes], seconds: float, buffered: int = 1_000) -> Iterator[Any]:
+def timed_lines(
+    stream: IO[bytes], seconds: float, buffered: int = 1_000
+) -> Iterator[bytes | Pause]:
     """The lines of ``stream``, read by a daemon thread (at most ``buffered`` lines ahead), with
     a :data:`PAUSE` each time ``seconds`` pass without one after the previous :data:`PAUSE`
     (or the start); an error reading the stream is raised here.

@@ -445,8 +445,8 @@ class Ingest:
         self._commit_originals(self._documents(spool, originals, decided), report, progress)
         copies = [d.position for d in changed if d.key in plan.copies]
         batch: list[Document] = []
-        for document in self._documents(spool, copies, decided):
-            batch.append(document)
+        for copy in self._documents(spool, copies, decided):
+            batch.append(copy)
             if len(batch) == self.settings.commit_every_documents:
                 self._commit_copies(batch, plan.copies, report, progress)
                 batch = []
