@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -158,6 +160,27 @@ def test_an_application_logging_at_debug_gets_no_bm25s_lines(
     assert index.delete(["b"]) == ["b"]
     assert [r.getMessage() for r in caplog.records if r.name.startswith("bm25s")] == []
     assert any(r.name.startswith("ragkit") for r in caplog.records)  # ragkit's own still log
+
+
+def test_a_generator_is_committed_while_it_goes_on(tmp_path: Path, faq_index: Index) -> None:
+    """``Index.add`` over a slow feed: each window of ``commit_every_seconds`` is committed
+    (searchable from another handle) before the feed gives its next record."""
+    index = Index.open(tmp_path / "index", create=True, model=MODEL, commit_every_seconds=1.0)
+    index._encoder = faq_index.encoder
+    seen: list[set[str]] = []
+
+    def feed() -> Iterator[dict[str, str]]:
+        yield {"id": "a", "text": "Alpha waves are slow."}
+        yield {"id": "b", "text": "Beta waves are faster."}
+        time.sleep(1.2)
+        yield {"id": "c", "text": "Gamma waves are the fastest."}  # closes the window
+        with Index.open(index.store.location) as reader:
+            seen.append({entry.key for entry in reader.documents()})
+        yield {"id": "d", "text": "Delta waves come in deep sleep."}
+
+    report = index.add(feed())
+    assert seen == [{"a", "b", "c"}]
+    assert (report.records_seen, report.documents_added, report.generation) == (4, 4, 2)
 
 
 def test_progress_and_the_writer_lock(index: Index) -> None:
