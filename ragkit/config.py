@@ -83,7 +83,12 @@ class Settings(BaseModel):
     # .context_titles): its document's title, or nothing.
     chunk_context: Fixed[Literal["title", "none"]] = "title"
     embed_batch_size: Fixed[int] = Field(default=32, ge=1)
+    # An ingest commits (a new generation, searchable, kept if the process is killed) once it
+    # holds this many documents, chunks, or seconds of work since its last commit, whichever
+    # comes first (ragkit.pipeline.cadence); `ingest -` commits what it read at each interval.
     commit_every_documents: Fixed[int] = Field(default=500, ge=1)
+    commit_every_chunks: Fixed[int] = Field(default=5_000, ge=1)
+    commit_every_seconds: Fixed[float] = Field(default=30.0, gt=0, le=86_400)
     hnsw_threshold: Fixed[int] = Field(default=50_000, ge=1)
     hnsw_m: Fixed[int] = Field(default=32, ge=4)
     hnsw_ef_search: Fixed[int] = Field(default=128, ge=1)
@@ -253,7 +258,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "chunker", "chunk_tokens", "chunk_min_tokens", "chunk_weights", "chunk_vectors",
         "chunk_context",
     ),
-    "ingest": ("commit_every_documents",),
+    "ingest": ("commit_every_documents", "commit_every_chunks", "commit_every_seconds"),
     "dense": (
         "hnsw_threshold", "hnsw_m", "hnsw_ef_search", "ivf_threshold", "ivf_nprobe", "ivf_pq_m",
         "rescore_factor", "dense_tail_fraction", "dense_tail_max",

@@ -24,7 +24,7 @@ from ragkit.config import (
     handle_settings,
     with_settings_file,
 )
-from ragkit.documents import LoadOptions, document_key, record_documents
+from ragkit.documents import LoadOptions, document_key
 from ragkit.documents.discovery import check_apart
 from ragkit.documents.given import DEFAULT_SOURCE, check_source
 from ragkit.embed import Encoder
@@ -256,6 +256,12 @@ class Index:
         record at all prunes nothing unless ``prune_empty``). Remove records by id with
         :meth:`delete`.
 
+        ``records`` are read as they come, under the writer lock: a generator over a long
+        query or a feed is committed window by window — every ``commit_every_documents``
+        records or ``commit_every_seconds`` — so what it gave is searchable (and kept if the
+        process dies) while it goes on, and memory holds one window. A prune happens, and its
+        limits are checked, once ``records`` end.
+
         Example:
             >>> with Index.open("my-index", create=True) as index:  # doctest: +SKIP
             ...     report = index.add([
@@ -272,12 +278,11 @@ class Index:
             )
         check_source(source)
         guard = PruneGuard(max_delete, prune_empty)
-        given = record_documents(records, source)
         with self.store.writing(wait):
             self._follow_model()
             run = Ingest(self.store, self.settings, self._stages, self._encoder)
             try:
-                report = run.run_records(given, source, prune, progress, guard)
+                report = run.run_records(records, source, prune, progress, guard)
             finally:
                 self._take_model(run)
         self._prepare_query_copy()

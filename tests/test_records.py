@@ -5,7 +5,10 @@ prune limited to one records source, a given language kept."""
 from __future__ import annotations
 
 import json
+import logging
 import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -173,6 +176,38 @@ def test_delete_by_id_and_given_language_survives_reanalyze(index: Index) -> Non
     assert [(d.key, d.language) for d in index.documents()] == [("short", "fa")]
 
 
+def test_an_application_logging_at_debug_gets_no_bm25s_lines(
+    index: Index, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)  # as logging.basicConfig(level=logging.DEBUG) does
+    index.add([{"id": "a", "text": "Alpha text."}, {"id": "b", "text": "Beta text."}])
+    index.search("alpha", k=1)
+    assert index.delete(["b"]) == ["b"]
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("bm25s")] == []
+    assert any(r.name.startswith("ragkit") for r in caplog.records)  # ragkit's own still log
+
+
+def test_a_generator_is_committed_while_it_goes_on(tmp_path: Path, faq_index: Index) -> None:
+    """``Index.add`` over a slow feed: each window of ``commit_every_seconds`` is committed
+    (searchable from another handle) before the feed gives its next record."""
+    index = Index.open(tmp_path / "index", create=True, model=MODEL, commit_every_seconds=1.0)
+    index._encoder = faq_index.encoder
+    seen: list[set[str]] = []
+
+    def feed() -> Iterator[dict[str, str]]:
+        yield {"id": "a", "text": "Alpha waves are slow."}
+        yield {"id": "b", "text": "Beta waves are faster."}
+        time.sleep(1.2)
+        yield {"id": "c", "text": "Gamma waves are the fastest."}  # closes the window
+        with Index.open(index.store.location) as reader:
+            seen.append({entry.key for entry in reader.documents()})
+        yield {"id": "d", "text": "Delta waves come in deep sleep."}
+
+    report = index.add(feed())
+    assert seen == [{"a", "b", "c"}]
+    assert (report.records_seen, report.documents_added, report.generation) == (4, 4, 2)
+
+
 def test_progress_and_the_writer_lock(index: Index) -> None:
     seen: list[tuple[str, int, int]] = []
     index.add([{"id": "a", "text": "Alpha text."}], progress=lambda *step: seen.append(step))
@@ -236,6 +271,42 @@ def test_ingest_reads_jsonl_records_from_stdin(tmp_path: Path) -> None:
     )
     assert pruned.exit_code == 0, pruned.output
     assert "removed 1" in pruned.output
+
+
+def test_stdin_and_a_jsonl_file_refuse_the_same_lines_and_go_on(tmp_path: Path) -> None:
+    deep = 100_000
+    lines = [
+        "\ufeff" + json.dumps({"id": "bom", "text": "The first line starts with a BOM."}),
+        "[" * deep + "]" * deep,
+        '{"a":' * deep + "1" + "}" * deep,
+        '{"id": "meta", "text": "Deep.", "metadata": {"a": ' + "[" * 150 + "]" * 150 + "}}",
+        '{"id": "lone", "text": "x\\udc80"}',
+        json.dumps({"id": "ok", "text": "Water boils at 100 degrees."}),
+    ]
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    (tmp_path / "records.jsonl").write_bytes(data)
+    runner = CliRunner()
+    piped = runner.invoke(
+        app, ["ingest", "-", "--index", str(tmp_path / "a"), "--model", MODEL], input=data
+    )
+    from_file = runner.invoke(
+        app,
+        ["ingest", str(tmp_path / "records.jsonl"), "--index", str(tmp_path / "b")]
+        + ["--model", MODEL],
+    )
+    for result in (piped, from_file):
+        assert result.exit_code == 1, result.output  # some lines refused, the rest committed
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        assert "documents added 2" in result.output
+        assert result.output.count("nested deeper than 100 levels") == 3
+        assert "unpaired surrogate" in result.output
+    listed = runner.invoke(app, ["ls", "--index", str(tmp_path / "a"), "--json"])
+    assert {entry["key"] for entry in _json_entries(listed.output)} == {"bom", "ok"}
+    reasons = [line.split(": ", 1)[1] for line in piped.output.splitlines() if "line " in line]
+    in_file = [
+        line.split(": ", 1)[1] for line in from_file.output.splitlines() if ".jsonl:" in line
+    ]
+    assert reasons == in_file
 
 
 def test_ingest_stdin_option_mistakes(tmp_path: Path) -> None:

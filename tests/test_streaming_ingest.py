@@ -1,9 +1,15 @@
 """Ingest reads a folder in groups and keeps their texts on disk until their batch commits:
-memory holds at most one group of loaded texts, whatever the corpus size (issue 44, item 6)."""
+memory holds at most one group of loaded texts, whatever the corpus size (issue 44, item 6).
+Records on a pipe that stays open are committed while it does (issue 51, item 5)."""
 
 from __future__ import annotations
 
 import gc
+import json
+import os
+import subprocess
+import sys
+import time
 import weakref
 from pathlib import Path
 
@@ -81,3 +87,57 @@ def test_loader_holds_one_group_of_texts_at_a_time(tmp_path: Path) -> None:
         assert (again.documents_unchanged, again.documents_added) == (14, 0)
         hits = index.search("lighthouse keeper ship 7", k=1)
         assert Path(hits[0].key).name == "d07.txt"
+
+
+def _stored_keys(index: Path) -> set[str]:
+    with Index.open(index) as opened:
+        return {entry.key for entry in opened.documents()}
+
+
+def _wait_for(index: Path, keys: set[str], process: subprocess.Popen[bytes]) -> set[str]:
+    """The stored keys once they hold ``keys`` (or the ingest ended, or 3 minutes passed)."""
+    deadline = time.monotonic() + 180
+    stored = _stored_keys(index)
+    while not keys <= stored and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+        stored = _stored_keys(index)
+    return stored
+
+
+def test_ingest_from_an_open_pipe_commits_while_it_stays_open(tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    Index.open(
+        index, create=True, model=MODEL, chunker="sentence", commit_every_seconds=1.0
+    ).close()
+    command = [str(Path(sys.executable).parent / "ragkit"), "ingest", "-", "--index", str(index)]
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment,
+    )
+    assert process.stdin is not None
+    try:
+
+        def send(key: str, text: str) -> None:
+            assert process.stdin is not None
+            process.stdin.write((json.dumps({"id": key, "text": text}) + "\n").encode())
+            process.stdin.flush()
+
+        send("boil", "Water boils at 100 degrees Celsius at sea level.")
+        send("melt", "Ice melts at zero degrees.")
+        assert _wait_for(index, {"boil", "melt"}, process) == {"boil", "melt"}
+        assert process.poll() is None  # committed while the producer is quiet, pipe open
+        send("cats", "Cats sleep most of the day.")
+        assert _wait_for(index, {"cats"}, process) == {"boil", "melt", "cats"}
+        assert process.poll() is None
+        process.stdin.close()
+        assert process.wait(timeout=120) == 0, process.stderr.read() if process.stderr else ""
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.stdout is not None
+    assert "records seen 3 · documents added 3" in process.stdout.read().decode()

@@ -39,12 +39,13 @@ CONFIG = typer.Option(
     help="Settings file (TOML) to use instead of the index folder's ragkit.toml; options "
     "given here win over it.",
 )
-# What ingest's progress stages show (ragkit.pipeline.ProgressCallback).
+# What ingest's progress phases show (ragkit.pipeline.ProgressCallback): read, chunk, embed,
+# commit.
 INGEST_STAGES = {
     "files": "files read",
+    "chunk": "documents chunked",
+    "embed": "chunks embedded",
     "documents": "documents committed",
-    "chunk": "choosing chunks: texts embedded",
-    "embed": "embedding chunks",
 }
 SOURCE = typer.Option(
     None,
@@ -69,7 +70,8 @@ QUIET = typer.Option(
     "--quiet",
     "-q",
     help="No progress: neither the bars on a terminal nor, outside one, the line printed every "
-    "30 s (RAGKIT_PROGRESS_SECONDS) with files read, documents committed, chunks, rate, ETA.",
+    "30 s (RAGKIT_PROGRESS_SECONDS) with files read, documents chunked, chunks embedded, "
+    "documents committed, rates, ETA.",
 )
 STRICT = typer.Option(
     False, "--strict", help="Exit 1 for unsupported file types too, not only failed ones."
@@ -152,6 +154,7 @@ def ingest(
 
     from ragkit.documents.discovery import check_apart
     from ragkit.documents.given import DEFAULT_SOURCE, check_source, jsonl_records
+    from ragkit.documents.stream import timed_lines
     from ragkit.index import Index
     from ragkit.pipeline.plan import PruneGuard
     from ragkit.store.address import is_milvus
@@ -177,8 +180,9 @@ def ingest(
             raise option_error(error) from error
         with ingest_progress(INGEST_STAGES, quiet) as progress:
             if from_stdin:
+                every = opened.settings.commit_every_seconds  # a quiet pipe still commits
                 report = opened.add(
-                    jsonl_records(sys.stdin.buffer),
+                    jsonl_records(timed_lines(sys.stdin.buffer, every)),
                     prune,
                     wait,
                     progress,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -34,7 +35,6 @@ from rich.progress import (
     Task,
     TaskID,
     TextColumn,
-    TimeRemainingColumn,
 )
 from rich.table import Table
 from rich.text import Text
@@ -124,18 +124,29 @@ class RateColumn(ProgressColumn):
         return Text("" if speed is None else f"{speed:,.1f}/s", style="progress.data.speed")
 
 
-def progress_bar() -> Progress:
-    """A transient ``description ▕bar▏ done/total rate/s ETA`` bar on standard error; it
-    draws nothing when standard error is not a terminal (logs, pipes)."""
+class RemainingColumn(ProgressColumn):
+    """Time left for a task (``0:02:05``), blank until rich has measured its rate."""
+
+    def render(self, task: Task) -> Text:
+        left = task.time_remaining
+        text = "" if left is None or task.finished else str(timedelta(seconds=round(left)))
+        return Text(text, style="progress.remaining")
+
+
+def progress_bar(speed_window: float = 30.0) -> Progress:
+    """A transient ``description ▕bar▏ done/total rate/s time-left`` bar on standard error;
+    it draws nothing when standard error is not a terminal (logs, pipes). Rates are measured
+    over the last ``speed_window`` seconds (longer for stages that move in steps)."""
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         RateColumn(),
-        TimeRemainingColumn(),
+        RemainingColumn(),
         console=errors,
         transient=True,
         disable=not errors.is_terminal,  # not even the blank line a stopped display leaves
+        speed_estimate_period=speed_window,
     )
 
 

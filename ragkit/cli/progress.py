@@ -1,20 +1,29 @@
 """Ingest progress wherever standard error goes: bars on a terminal, a line every 30 s in a log.
 
-On a terminal, ``ragkit ingest`` draws one bar per stage (:func:`ragkit.cli.output.progress_bar`).
-Outside one (cron, a Prefect flow, ``2> ingest.log``) bars would be noise, so
-:class:`ProgressLog` prints one line every ``RAGKIT_PROGRESS_SECONDS`` seconds (default 30)
-instead: elapsed time, files read, documents committed, chunks embedded, the rates and the
-time left once a commit has measured it. ``--quiet`` shows neither.
+An ingest reports each phase as it goes (:data:`ragkit.pipeline.ProgressCallback`): files read,
+documents chunked, chunks embedded, documents committed. On a terminal, ``ragkit ingest`` draws
+one bar per phase (:func:`ragkit.cli.output.progress_bar`). Outside one (cron, a Prefect flow,
+``2> ingest.log``) bars would be noise, so :class:`ProgressLog` prints one line every
+``RAGKIT_PROGRESS_SECONDS`` seconds (default 30) instead: elapsed time, each phase's count, its
+rate, and the time left. Both take rates and times left from rich's tasks, measured over the
+last :data:`SPEED_WINDOW` seconds. ``--quiet`` shows neither.
 
 Example:
-    >>> lines = []
-    >>> log = ProgressLog(30, lines.append, clock=iter([0, 60, 120, 600]).__next__)
-    >>> log("files", 4_088, 4_088)  # read by 60 s
-    >>> log("documents", 0, 3_900)
-    >>> log("embed", 12_800, 12_800)  # the first batch embedded from 120 s, committed:
-    >>> log("documents", 500, 3_900)
-    >>> print(log.line())  # at 600 s
-    ingest 10m00s · files read 4,088/4,088 · documents committed 500/3,900 (0.9/s) · chunks embedded 12,800 (26.7/s) · ETA 1h01m
+    >>> lines, now = [], [0.0]
+    >>> labels = {"files": "files read", "chunk": "documents chunked",
+    ...           "embed": "chunks embedded", "documents": "documents committed"}
+    >>> log = ProgressLog(30, lines.append, labels, clock=lambda: now[0])
+    >>> def at(seconds, *event):
+    ...     now[0] = seconds
+    ...     log(*event)
+    >>> at(10, "files", 4_088, 4_088)  # read by 10 s; then the totals are known:
+    >>> at(60, "chunk", 0, 3_900); at(60, "embed", 0, 0); at(60, "documents", 0, 3_900)
+    >>> at(120, "chunk", 100, 3_900); at(120, "embed", 1_000, 0)  # a step a minute
+    >>> at(180, "chunk", 200, 3_900); at(180, "embed", 2_000, 0)
+    >>> at(240, "documents", 200, 3_900)  # the first commit
+    >>> now[0] = 600
+    >>> print(log.line())
+    ingest 10m00s · files read 4,088/4,088 · documents chunked 200/3,900 (1.7/s) · chunks embedded 2,000 (16.7/s) · documents committed 200/3,900 · ETA 37m00s
 """
 
 from __future__ import annotations
@@ -27,11 +36,16 @@ from contextlib import ExitStack, contextmanager
 from types import TracebackType
 from typing import Self
 
+from rich.progress import Progress
+
 from ragkit.cli.output import errors, progress_bar, stage_progress
 from ragkit.documents import reporting_reads
 from ragkit.errors import RagkitError
 
 DEFAULT_SECONDS = 30.0
+# Rates and times left are measured over this many seconds: a phase moves in steps (a commit
+# every ~30 s), so rich's default window (30 s) would often hold one step and no rate.
+SPEED_WINDOW = 300.0
 Report = Callable[[str, int, int], None]  # (stage, done, total), as ragkit.pipeline reports
 
 
@@ -71,73 +85,49 @@ def duration(seconds: float) -> str:
 
 
 class ProgressLog:
-    """An ingest progress callback (``(stage, done, total)``: ``files``, ``documents``,
-    ``chunk``, ``embed``) that keeps the counts, and, entered as a context, a thread that
-    ``write``\\ s :meth:`line` every ``interval`` seconds until the block ends.
-
-    ``embed`` counts restart with each commit batch; the chunks of committed batches are kept.
-    The ETA is the documents left at the rate documents were committed since the first
-    ``documents`` report, so it appears after the first commit.
-    """
+    """An ingest progress callback (``(stage, done, total)``) that keeps one rich task per
+    stage, described by ``labels``, without drawing it; entered as a context, a thread
+    ``write``\\ s :meth:`line` every ``interval`` seconds until the block ends."""
 
     def __init__(
         self,
         interval: float,
         write: Callable[[str], None],
+        labels: Mapping[str, str],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.interval = interval
         self.write = write
         self.clock = clock
         self.started = clock()
-        self.files: tuple[int, int] | None = None
-        self.documents: tuple[int, int] | None = None
-        self.documents_since = 0.0  # when the documents to commit were known
-        self.chunks_committed = 0  # chunks embedded in batches already committed
-        self.chunks_batch = 0  # chunks embedded in the current batch
-        self.chunks_since: float | None = None  # when the first chunk was embedded
+        self.tasks = Progress(disable=True, get_time=clock, speed_estimate_period=SPEED_WINDOW)
+        self._report = stage_progress(self.tasks, labels)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         with self._lock:
-            if stage == "files":
-                self.files = (done, total)
-            elif stage == "documents":
-                if self.documents is None:
-                    self.documents_since = self.clock()
-                self.documents = (done, total)
-                self.chunks_committed += self.chunks_batch  # a commit ends a batch
-                self.chunks_batch = 0
-            elif stage == "embed":
-                if self.chunks_since is None:
-                    self.chunks_since = self.clock()
-                self.chunks_batch = done
+            self._report(stage, done, total)
 
     def line(self) -> str:
-        """The state now, as one line (``ingest 2m30s · files read 1,200/4,088 (40.0/s) · …``)."""
+        """The state now, as one line (``ingest 2m30s · files read 1,200/4,088 · …``): each
+        stage's count, its rate while it runs (once rich measured one), and the longest time
+        left of them."""
         with self._lock:
-            now = self.clock()
-            parts = [f"ingest {duration(now - self.started)}"]
-            if self.files is None and self.documents is None:
+            parts = [f"ingest {duration(self.clock() - self.started)}"]
+            if not self.tasks.tasks:
                 parts.append("reading input")
-            if self.files is not None:
-                done, total = self.files
-                reading = self.documents is None and 0 < done < total
-                rate = f" ({_rate(done, now - self.started)})" if reading else ""
-                parts.append(f"files read {done:,}/{total:,}{rate}")
-            if self.documents is not None:
-                done, total = self.documents
-                rate = f" ({_rate(done, now - self.documents_since)})" if done else ""
-                parts.append(f"documents committed {done:,}/{total:,}{rate}")
-                chunks = self.chunks_committed + self.chunks_batch
-                since = now - self.chunks_since if self.chunks_since is not None else 0.0
-                rate = f" ({_rate(chunks, since)})" if chunks else ""
-                parts.append(f"chunks embedded {chunks:,}{rate}")
-                if 0 < done < total:
-                    left = (total - done) * (now - self.documents_since) / done
-                    parts.append(f"ETA {duration(left)}")
+            left = 0.0
+            for task in self.tasks.tasks:
+                count = f"{task.completed:,.0f}" + (f"/{task.total:,.0f}" if task.total else "")
+                speed = None if task.finished else task.speed
+                rate = f" ({speed:,.1f}/s)" if speed else ""
+                parts.append(f"{task.description} {count}{rate}")
+                if not task.finished and task.time_remaining is not None:
+                    left = max(left, task.time_remaining)
+            if left:
+                parts.append(f"ETA {duration(left)}")
             return " · ".join(parts)
 
     def _run(self) -> None:
@@ -160,10 +150,6 @@ class ProgressLog:
             self._thread.join()
 
 
-def _rate(count: int, seconds: float) -> str:
-    return f"{count / seconds:,.1f}/s" if seconds > 0 else "-"
-
-
 def _write_line(line: str) -> None:
     errors.print(line, markup=False, highlight=False, soft_wrap=True)
 
@@ -179,8 +165,8 @@ def ingest_progress(labels: Mapping[str, str], quiet: bool = False) -> Iterator[
     with ExitStack() as stack:
         report: Report
         if errors.is_terminal:
-            report = stage_progress(stack.enter_context(progress_bar()), labels)
+            report = stage_progress(stack.enter_context(progress_bar(SPEED_WINDOW)), labels)
         else:
-            report = stack.enter_context(ProgressLog(progress_seconds(), _write_line))
+            report = stack.enter_context(ProgressLog(progress_seconds(), _write_line, labels))
         stack.enter_context(reporting_reads(lambda done, total: report("files", done, total)))
         yield report

@@ -12,7 +12,6 @@ Example:
 from __future__ import annotations
 
 import io
-import json
 import logging
 import re
 from collections.abc import Iterable
@@ -22,6 +21,7 @@ from typing import Any, ClassVar
 
 from ragkit.documents.checks import record_problem
 from ragkit.documents.discovery import SkippedFile, display_path, document_key
+from ragkit.documents.jsonl import parse_line
 from ragkit.documents.types import Block, Document, LoadResult, content_hash
 from ragkit.errors import EmptyFileError, RagkitError
 
@@ -314,12 +314,9 @@ def jsonl_documents(data: bytes, path: Path, result: LoadResult) -> None:
             continue
         where = f"{display_path(path)}:{number}"
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            result.skipped.append(SkippedFile(where, f"invalid JSON ({error.msg})"))
-            continue
-        except (ValueError, RecursionError) as error:  # too many digits, nesting too deep
-            result.skipped.append(SkippedFile(where, f"invalid JSON ({error})"))
+            record = parse_line(line, first=number == 1)
+        except RagkitError as refused:  # not JSON, nested too deep, a lone surrogate
+            result.skipped.append(SkippedFile(where, str(refused)))
             continue
         problem = _record_problem(record)
         if problem:

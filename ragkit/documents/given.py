@@ -27,6 +27,8 @@ from typing import Any
 from ragkit.documents.checks import record_problem, surrogate_problem
 from ragkit.documents.discovery import SkippedFile
 from ragkit.documents.formats import text_blocks
+from ragkit.documents.jsonl import check_value, parse_line
+from ragkit.documents.stream import Pause
 from ragkit.documents.types import Document, LoadResult, content_hash
 from ragkit.errors import RagkitError
 from ragkit.normalize.detect import LanguageGuess, check_language, detect_script
@@ -98,59 +100,89 @@ class Placed:
     record: Any
 
 
-@dataclass
-class GivenRecords(LoadResult):
-    """The documents of valid records and the skipped ones, plus what a prune must keep:
-    ``skipped_ids`` (their stored versions are not gone) and ``complete`` (False when an
-    entry had no id: it may have been any record, so a prune removes nothing)."""
+class RecordReader:
+    """Turns records into documents, one window of them at a time (:meth:`read`), and keeps
+    across windows what an id check and a prune need: the ids given, those of skipped records
+    (their stored versions are not gone), and whether every entry had an id (``complete``:
+    an entry without one may have been any record, so a prune removes nothing).
 
-    skipped_ids: set[str] = field(default_factory=set)
-    complete: bool = True
-    records_seen: int = 0
+    Example:
+        >>> reader = RecordReader()
+        >>> first = reader.read([{"id": "a", "text": "A."}, {"text": "no id"}])
+        >>> second = reader.read([{"id": "a", "text": "A again."}])
+        >>> [d.key for d in first.documents], [s.reason for s in second.skipped]
+        (['a'], ["id 'a' already given by record 1"])
+        >>> reader.records_seen, reader.complete, sorted(reader.present())
+        (3, False, ['a'])
+    """
+
+    def __init__(self, source: str = DEFAULT_SOURCE) -> None:
+        self.source = source
+        self.records_seen = 0
+        self.complete = True
+        self.skipped_ids: set[str] = set()
+        self._seen: dict[str, int] = {}  # valid ids → the record that gave them
+
+    def read(self, records: Iterable[Any]) -> LoadResult:
+        """One document per valid record, in order; each invalid record (not a record, no id
+        or text, unknown fields, metadata that is not a JSON object, an unknown language, an
+        id given twice, an :class:`Unreadable` entry) is a skipped entry ``record N (id 'ID')``
+        (N counts from the first record this reader read)."""
+        result = LoadResult()
+        for entry in records:
+            self.records_seen += 1
+            position = self.records_seen
+            where = entry.place if isinstance(entry, Placed | Unreadable) else f"record {position}"
+            given = entry.record if isinstance(entry, Placed) else entry
+            record_id = _id_of(given)
+            where += f" (id {record_id!r})" if record_id else ""
+            if record_id:
+                self.skipped_ids.add(record_id)  # until the record turns out valid
+            else:
+                self.complete = False
+            try:
+                record = _checked(given)
+            except RagkitError as problem:
+                result.skipped.append(SkippedFile(where, str(problem)))
+                continue
+            if record.id in self._seen:
+                reason = f"id {record.id!r} already given by record {self._seen[record.id]}"
+                result.skipped.append(SkippedFile(where, reason))
+                continue
+            self.skipped_ids.discard(record.id)
+            self._seen[record.id] = position
+            result.documents.append(_document(record, self.source))
+        return result
+
+    def present(self) -> set[str]:
+        """The ids a prune keeps: every id given, valid or not."""
+        return set(self._seen) | self.skipped_ids
 
 
-def record_documents(records: Iterable[Any], source: str = DEFAULT_SOURCE) -> GivenRecords:
-    """One document per valid record, in order; each invalid record (not a record, no id or
-    text, unknown fields, metadata that is not a JSON object, an unknown language, an id
-    given twice, an :class:`Unreadable` entry) becomes a skipped entry ``record N (id 'ID')``."""
-    result = GivenRecords()
-    seen: dict[str, int] = {}
-    for position, entry in enumerate(records, start=1):
-        result.records_seen = position
-        where = entry.place if isinstance(entry, Placed | Unreadable) else f"record {position}"
-        given = entry.record if isinstance(entry, Placed) else entry
-        record_id = _id_of(given)
-        where += f" (id {record_id!r})" if record_id else ""
-        if record_id:
-            result.skipped_ids.add(record_id)  # until the record turns out valid
-        else:
-            result.complete = False
-        try:
-            record = _checked(given)
-        except RagkitError as problem:
-            result.skipped.append(SkippedFile(where, str(problem)))
-            continue
-        if record.id in seen:
-            reason = f"id {record.id!r} already given by record {seen[record.id]}"
-            result.skipped.append(SkippedFile(where, reason))
-            continue
-        result.skipped_ids.discard(record.id)
-        seen[record.id] = position
-        result.documents.append(_document(record, source))
-    return result
+def record_documents(records: Iterable[Any], source: str = DEFAULT_SOURCE) -> LoadResult:
+    """One document per valid record of ``records``, all read at once
+    (:meth:`RecordReader.read`)."""
+    return RecordReader(source).read(records)
 
 
-def jsonl_records(lines: Iterable[bytes]) -> Iterator[Any]:
+def jsonl_records(lines: Iterable[bytes | Pause]) -> Iterator[Any]:
     """The records of JSONL ``lines`` (``ragkit ingest -``: one JSON object per line; blank
-    lines are passed over), each :class:`Placed` at its line; a line that does not parse is
-    an :class:`Unreadable`.
+    lines are passed over), each :class:`Placed` at its line; a line refused as a ``.jsonl``
+    file's line is (:func:`ragkit.documents.jsonl.parse_line`: not JSON, nested too deep, a
+    lone surrogate) is an :class:`Unreadable`; a byte order mark opening line 1 is dropped. A
+    :class:`~ragkit.documents.stream.Pause` among the lines is passed on.
 
     Example:
         >>> records = jsonl_records([b'{"id": "a", "text": "A."}\\n', b"\\n", b"{oops\\n"])
         >>> [(r.place, getattr(r, "reason", "")) for r in records]
         [('line 1', ''), ('line 3', 'invalid JSON (Expecting property name enclosed in double quotes)')]
     """
-    for number, raw in enumerate(lines, start=1):
+    number = 0
+    for raw in lines:
+        if isinstance(raw, Pause):  # a producer gone quiet (ragkit.documents.stream)
+            yield raw
+            continue
+        number += 1
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -160,10 +192,9 @@ def jsonl_records(lines: Iterable[bytes]) -> Iterator[Any]:
         if not line.strip():
             continue
         try:
-            yield Placed(f"line {number}", json.loads(line))
-        except ValueError as error:
-            message = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
-            yield Unreadable(f"line {number}", f"invalid JSON ({message})")
+            yield Placed(f"line {number}", parse_line(line, first=number == 1))
+        except RagkitError as problem:
+            yield Unreadable(f"line {number}", str(problem))
 
 
 def _id_of(given: Any) -> str:
@@ -236,6 +267,7 @@ def _check_metadata(metadata: Any) -> None:
     bad_keys = [key for key in metadata if not isinstance(key, str)]
     if bad_keys:
         raise RagkitError(f"'metadata' key {bad_keys[0]!r} is not text")
+    check_value(metadata)  # nested too deep for Python to copy or write it, a lone surrogate
     try:
         json.dumps(metadata)
     except (TypeError, ValueError) as error:  # a value of another type, a circular reference

@@ -1,6 +1,7 @@
 """The ingest sequence, written once: discover → load in groups (facts kept, texts spooled:
-:mod:`~ragkit.pipeline.streaming`) → plan → languages → model → per batch (chunk → normalize →
-embed → commit) → prune → BM25 → run log, timing each stage.
+:mod:`~ragkit.pipeline.streaming`) → plan → languages → model → in steps (chunk → normalize →
+embed), committed by documents, chunks or seconds, whichever first
+(:mod:`~ragkit.pipeline.cadence`) → prune → BM25 → run log, timing each stage.
 
 :meth:`ragkit.Index.ingest` runs it with :class:`LocalStages` (everything in this process);
 the Prefect flow in ``flows/ingest.py`` runs the same sequence with stages that are Prefect
@@ -21,11 +22,10 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,13 +44,15 @@ from ragkit.documents import (
     max_file_bytes,
 )
 from ragkit.documents.discovery import others_than
-from ragkit.documents.given import GivenRecords, is_record_source
+from ragkit.documents.given import RecordReader, is_record_source
 from ragkit.documents.load import report_reads
 from ragkit.documents.options import LoadOptions
+from ragkit.documents.stream import windows
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_MODEL, MINILM_NAMES, MULTILINGUAL_MODEL, choose_model
 from ragkit.errors import RagkitError
 from ragkit.normalize.detect import LanguageGuess
+from ragkit.pipeline.cadence import Cadence
 from ragkit.pipeline.duplicates import as_copy, embed_once, plan_copies
 from ragkit.pipeline.identity import StoredIdentity, plan_renames
 from ragkit.pipeline.near_duplicates import signature
@@ -86,10 +88,15 @@ from ragkit.store import IndexStore, PendingDocument
 log = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[str, int, int], None]
-"""``(stage, done, total)``: ``("documents", n, total)`` once the documents to ingest are known
-(``n = 0``) and after each commit; per batch of the encoder, ``("chunk", n, total)`` for texts
-embedded to choose chunks (adaptive scoring, ``semantic``) and ``("embed", n, total)`` for the
-chunk vectors of the current commit batch."""
+"""``(stage, done, total)``, each count from the start of the run, a total of 0 unknown: per
+phase, ``("chunk", n, total)`` documents chunked, ``("embed", n, 0)`` chunks embedded (per
+encoder batch while a step embeds; how many there will be is not known before chunking) and
+``("documents", n, total)`` documents committed; all three are reported (``n = 0``) once the
+documents to ingest are known, in that order. Records read over time (:meth:`Ingest.run_records`)
+raise the totals as each window of them is read."""
+
+# The stages timed after loading, in IngestReport.seconds (then "sparse", BM25 once at the end).
+TIMED = ("chunk", "normalize", "embed", "commit", "near_duplicates")
 
 EncoderSource = Callable[[], Encoder]
 """The index's encoder, loaded on first call (the Prefect stages load their own per worker)."""
@@ -232,6 +239,17 @@ class LocalStages:
         return store.commit(pending)
 
 
+@dataclass
+class _Counts:
+    """What a run has done so far, for progress: documents to chunk and to commit (known so
+    far), documents chunked, distinct chunk texts embedded."""
+
+    to_chunk: int = 0
+    to_commit: int = 0
+    documents_chunked: int = 0
+    embedded: int = 0
+
+
 class Ingest:
     """One ingest into ``store`` with ``settings``; :meth:`run` it under the writer lock.
 
@@ -253,6 +271,9 @@ class Ingest:
         self.model_choice = ""  # "name (why)" when this ingest resolved an ``auto`` model
         # of the documents this run committed (None: a copy, which takes its content's)
         self.signatures: dict[str, bytes | None] = {}
+        self.cadence = Cadence.of(settings)
+        self._counts = _Counts()
+        self._warned_foreign = False
 
     def _load_encoder(self) -> Encoder:
         """The encoder of :attr:`settings`' model (loaded on first use)."""
@@ -260,12 +281,25 @@ class Ingest:
             self.encoder = Encoder(self.settings.embedding_model, self.settings.embed_batch_size)
         return self.encoder
 
-    def _reporting(self, progress: ProgressCallback | None, stage: str) -> EncoderSource:
-        """The encoder for ``stage``: each batch it embeds reports ``(stage, done, total)``."""
+    def _chunking(self) -> Encoder:
+        """The encoder as chunk selection uses it (no progress of its own: a step reports its
+        documents chunked)."""
+        encoder = self._load_encoder()
+        encoder.on_passages = None
+        return encoder
+
+    def _embedding(self, progress: ProgressCallback | None) -> EncoderSource:
+        """The encoder for the chunk vectors of a step: each batch it embeds reports the
+        chunks embedded since the run started."""
+        counts = self._counts
+
+        def report(done: int, total: int) -> None:
+            if progress:
+                progress("embed", counts.embedded + done, 0)
 
         def source() -> Encoder:
             encoder = self._load_encoder()
-            encoder.on_passages = functools.partial(progress, stage) if progress else None
+            encoder.on_passages = report
             return encoder
 
         return source
@@ -277,9 +311,10 @@ class Ingest:
         progress: ProgressCallback | None = None,
         guard: PruneGuard | None = None,
     ) -> IngestReport:
-        """Load ``roots``, then chunk, embed and commit the new or changed documents in batches
-        of ``commit_every_documents``; with ``prune`` remove documents no longer found, within
-        ``guard``'s limits (checked before anything is committed)."""
+        """Load ``roots``, then chunk, embed and commit the new or changed documents (a commit
+        every ``commit_every_documents``, ``commit_every_chunks`` or ``commit_every_seconds``,
+        whichever first); with ``prune`` remove documents no longer found, within ``guard``'s
+        limits (checked before anything is committed)."""
         started = datetime.now(UTC).isoformat()
         report = IngestReport()
         longest = max_document_chars()  # a bad RAGKIT_MAX_DOCUMENT_CHARS fails the run first
@@ -302,6 +337,7 @@ class Ingest:
             loaded, collisions = first_of_each_key(loaded, sources)
             report.record_loaded(loaded, [*passed_over, *skipped, *collisions])
             report.seconds["load"] = time.perf_counter() - clock
+            report.seconds.update(dict.fromkeys(TIMED, 0.0))
             gone = stale_keys(loaded, list(roots), sources, report.skipped) if prune else []
             if gone:
                 guard = guard or PruneGuard()
@@ -312,35 +348,47 @@ class Ingest:
 
     def run_records(
         self,
-        given: GivenRecords,
+        records: Iterable[Any],
         source: str,
         prune: bool = False,
         progress: ProgressCallback | None = None,
         guard: PruneGuard | None = None,
     ) -> IngestReport:
-        """Chunk, embed and commit the new or changed records of ``given`` (all from
-        ``source``: :mod:`ragkit.documents.given`) as :meth:`run` does files; with ``prune``
-        remove the stored records of ``source`` that ``given`` no longer holds."""
+        """Chunk, embed and commit the new or changed ``records`` (all from ``source``:
+        :mod:`ragkit.documents.given`) as :meth:`run` does files, one window of them at a time
+        (:func:`ragkit.documents.stream.windows`: ``commit_every_documents`` records, or
+        ``commit_every_seconds``, or a pause of the producer), so records read over time are
+        committed while they go on and memory holds one window. With ``prune``, once
+        ``records`` end, remove the stored records of ``source`` they did not give, within
+        ``guard``'s limits (what was given is committed by then, whatever the check says)."""
         started = datetime.now(UTC).isoformat()
         report = IngestReport()
-        clock = time.perf_counter()
-        loaded = without_oversized(given, max_document_chars())
+        report.seconds.update(dict.fromkeys(["load", *TIMED], 0.0))
+        reader = RecordReader(source)
+        longest = max_document_chars()
+        every = self.settings
+        for window in windows(records, every.commit_every_documents, every.commit_every_seconds):
+            clock = time.perf_counter()
+            loaded = without_oversized(reader.read(window), longest)
+            documents, collisions = first_of_each_key(
+                loaded.documents, self.store.document_sources()
+            )
+            report.skipped.extend([*loaded.skipped, *collisions])
+            report.seconds["load"] += time.perf_counter() - clock
+            facts = [DocumentFacts.of(document, n) for n, document in enumerate(documents)]
+            self._commit_new(facts, ListSpool(documents), [], report, progress)
+        report.records_seen = reader.records_seen
         sources = self.store.document_sources()
-        documents, collisions = first_of_each_key(loaded.documents, sources)
-        report.skipped = [*loaded.skipped, *collisions]
-        report.records_seen = given.records_seen
-        report.seconds["load"] = time.perf_counter() - clock
-        gone = stale_records(documents, given, source, sources) if prune else []
+        gone = stale_records(reader.present(), reader.complete, source, sources) if prune else []
         if gone:
             guard = guard or PruneGuard()
-            if not guard.allow_empty and not given.records_seen:
+            if not guard.allow_empty and not reader.records_seen:
                 raise RagkitError(
                     f"{source}: no record given, but documents indexed from it: {len(gone)}; "
                     "nothing was removed — pass --prune-empty (prune_empty=True) to remove them"
                 )
             guard.check(gone, len(sources))
-        facts = [DocumentFacts.of(document, n) for n, document in enumerate(documents)]
-        return self._ingest(facts, ListSpool(documents), gone, report, started, progress)
+        return self._finish(report, started, gone)
 
     def _ingest(
         self,
@@ -351,91 +399,157 @@ class Ingest:
         started: str,
         progress: ProgressCallback | None,
     ) -> IngestReport:
-        """Commit the new or changed ``documents`` in batches, their texts read back from
-        ``spool`` one batch at a time, then remove ``stale`` keys."""
+        """Commit the new or changed ``documents``, their texts read back from ``spool`` as
+        they are chunked, then remove ``stale`` keys."""
+        self._commit_new(documents, spool, stale, report, progress)
+        return self._finish(report, started, stale)
+
+    def _commit_new(
+        self,
+        documents: list[DocumentFacts],
+        spool: Spool,
+        stale: list[str],
+        report: IngestReport,
+        progress: ProgressCallback | None,
+    ) -> None:
+        """Decide the languages of the new or changed ``documents`` with the collection,
+        choose an ``auto`` model, then chunk, embed and commit them (copies of stored content
+        last, without embedding); ``stale`` keys are about to go, so nothing copies them."""
         known = self.store.document_hashes()
         changed = [d for d in documents if known.get(d.key) != d.content_hash]
-        report.documents_unchanged = len(documents) - len(changed)
-        stale = list(dict.fromkeys(stale))
-        report.documents_removed = len(stale)
+        report.documents_unchanged += len(documents) - len(changed)
         # Only the documents to commit: unchanged ones are already stored (and counted there).
         decided = dict(
             zip((d.position for d in changed), resolve_facts(self.store.languages(), changed))
         )
         if -1 in decided:  # read_files put aside every text the index did not hold
             raise RagkitError(f"{self.store.location}: a changed document's text was not kept")
-        report.languages_from_collection = sum(
+        report.languages_from_collection += sum(
             decided[d.position].language != d.guess.language for d in changed
         )
         chars: Counter[str] = Counter()
         for document in changed:
             chars[decided[document.position].language] += document.chars
-        self._choose_model(dict(chars), [decided[d.position].language for d in changed])
+        languages = [decided[d.position].language for d in changed]
+        self._choose_model(dict(chars), languages)
+        self._warn_foreign(languages)
         report.model_choice = self.model_choice
-        report.seconds.update(chunk=0.0, normalize=0.0, embed=0.0, commit=0.0)
-        report.seconds["near_duplicates"] = 0.0
-        if progress:
-            progress("documents", 0, len(changed))
         unstable = {d.key for d in changed} | set(stale)
         plan = plan_copies(changed, {k: h for k, h in known.items() if k not in unstable})
+        counts = self._counts
+        counts.to_chunk += len(plan.originals)
+        counts.to_commit += len(changed)
+        if progress:
+            progress("chunk", counts.documents_chunked, counts.to_chunk)
+            progress("embed", counts.embedded, 0)
+            progress("documents", report.documents_added, counts.to_commit)
         originals = [d.position for d in plan.originals]
-        for batch in self._batches(spool, originals, decided):
-            self._commit_originals(batch, report, progress)
-            if progress:
-                progress("documents", report.documents_added, len(changed))
+        self._commit_originals(self._documents(spool, originals, decided), report, progress)
         copies = [d.position for d in changed if d.key in plan.copies]
-        for batch in self._batches(spool, copies, decided):
-            self._commit_copies(batch, plan.copies, report)
-            if progress:
-                progress("documents", report.documents_added, len(changed))
-        if self.encoder is not None:
-            self.encoder.on_passages = None  # the encoder outlives this run (Index.encoder)
-        return self._finish(report, started, stale)
-
-    def _batches(
-        self, spool: Spool, positions: list[int], decided: dict[int, LanguageGuess]
-    ) -> Iterator[list[Document]]:
-        """The documents at ``positions`` read back from ``spool``, with their language
-        decided with the collection, in batches of ``commit_every_documents``."""
         batch: list[Document] = []
-        for position, document in zip(sorted(positions), spool.documents(positions)):
-            document.decide_language(decided[position])
-            batch.append(document)
+        for copy in self._documents(spool, copies, decided):
+            batch.append(copy)
             if len(batch) == self.settings.commit_every_documents:
-                yield batch
+                self._commit_copies(batch, plan.copies, report, progress)
                 batch = []
         if batch:
-            yield batch
+            self._commit_copies(batch, plan.copies, report, progress)
+
+    def _documents(
+        self, spool: Spool, positions: list[int], decided: dict[int, LanguageGuess]
+    ) -> Iterator[Document]:
+        """The documents at ``positions`` read back from ``spool`` one at a time, with their
+        language decided with the collection."""
+        for position, document in zip(sorted(positions), spool.documents(positions)):
+            document.decide_language(decided[position])
+            yield document
 
     def _commit_originals(
-        self, batch: list[Document], report: IngestReport, progress: ProgressCallback | None
+        self, documents: Iterator[Document], report: IngestReport, progress: ProgressCallback | None
     ) -> None:
-        """Chunk, normalize, embed (each distinct text once) and commit one batch."""
-        chunking = self._reporting(progress, "chunk")
-        prepared = self.stages.prepare(batch, self.settings, chunking, report.seconds)
+        """Chunk, normalize and embed ``documents`` in steps sized by :attr:`cadence`, and
+        commit what the steps made each time the cadence says so, and at the end."""
+        pending: list[PendingDocument] = []
+        chunks = 0
+        step: list[Document] = []
+        chars = 0
+        for document in documents:
+            step.append(document)
+            chars += len(document.text)
+            full = len(pending) + len(step) >= self.cadence.documents
+            if chars >= self.cadence.step_chars() or full:
+                made = self._step(step, chars, report, progress)
+                pending.extend(made)
+                chunks += sum(len(p.chunks) for p in made)
+                step, chars = [], 0
+                if self.cadence.due(len(pending), chunks):
+                    self._commit_pending(pending, report, progress)
+                    pending, chunks = [], 0
+        if step:
+            pending.extend(self._step(step, chars, report, progress))
+        if pending:
+            self._commit_pending(pending, report, progress)
+
+    def _step(
+        self,
+        documents: list[Document],
+        chars: int,
+        report: IngestReport,
+        progress: ProgressCallback | None,
+    ) -> list[PendingDocument]:
+        """Chunk, normalize and embed (each distinct text once) one step of ``documents``
+        (``chars`` characters of text)."""
         clock = time.perf_counter()
+        prepared = self.stages.prepare(documents, self.settings, self._chunking, report.seconds)
+        counts = self._counts
+        counts.documents_chunked += len(documents)
+        embedding = time.perf_counter()
         texts = embedding_texts(prepared, self.settings)
-        encoder = self._reporting(progress, "embed")
+        distinct = len(set(texts))
+        if progress:
+            progress("chunk", counts.documents_chunked, counts.to_chunk)
+            progress("embed", counts.embedded, 0)
+        encoder = self._embedding(progress)
         vectors = (
             embed_once(
-                texts, lambda distinct: self.stages.embed(distinct, self.settings, encoder, None)
+                texts, lambda unique: self.stages.embed(unique, self.settings, encoder, None)
             )
             if texts
             else np.zeros((0, self.store.dimension), dtype=np.float32)
         )
-        report.seconds["embed"] += time.perf_counter() - clock
+        counts.embedded += distinct
+        if progress:
+            progress("embed", counts.embedded, 0)
+        report.seconds["embed"] += time.perf_counter() - embedding
+        report.chunks_embedded += distinct
+        self.cadence.measured(chars, len(texts), time.perf_counter() - clock)
+        return attach_vectors(prepared, vectors)
+
+    def _commit_pending(
+        self,
+        pending: list[PendingDocument],
+        report: IngestReport,
+        progress: ProgressCallback | None,
+    ) -> None:
+        """Commit the documents of one or more steps as one generation."""
         clock = time.perf_counter()
-        self.stages.commit(self.store, attach_vectors(prepared, vectors))
+        self.stages.commit(self.store, pending)
+        self.cadence.committed()
         report.seconds["commit"] += time.perf_counter() - clock
         clock = time.perf_counter()
-        self.signatures.update((d.key, signature(d.text)) for d in batch)
+        self.signatures.update((p.document.key, signature(p.document.text)) for p in pending)
         report.seconds["near_duplicates"] += time.perf_counter() - clock
-        report.chunks_added += len(texts)
-        report.chunks_embedded += len(set(texts))
-        report.documents_added += len(batch)
+        report.chunks_added += sum(len(p.chunks) for p in pending)
+        report.documents_added += len(pending)
+        if progress:
+            progress("documents", report.documents_added, self._counts.to_commit)
 
     def _commit_copies(
-        self, batch: list[Document], copies: dict[str, str], report: IngestReport
+        self,
+        batch: list[Document],
+        copies: dict[str, str],
+        report: IngestReport,
+        progress: ProgressCallback | None,
     ) -> None:
         """Commit one batch of copies, each with the stored content of the document it copies
         (:mod:`ragkit.pipeline.duplicates`): nothing chunked or embedded."""
@@ -447,11 +561,14 @@ class Ingest:
             raise RagkitError(f"{self.store.location}: {missing[0]} vanished while copied")
         pending = [as_copy(d, stored[copies[d.key]]) for d in batch]
         self.stages.commit(self.store, pending)
+        self.cadence.committed()
         report.seconds["commit"] += time.perf_counter() - clock
         self.signatures.update(dict.fromkeys((d.key for d in batch), None))
         report.chunks_added += sum(len(p.chunks) for p in pending)
         report.documents_added += len(batch)
         report.documents_copied += len(batch)
+        if progress:
+            progress("documents", report.documents_added, self._counts.to_commit)
 
     def _rename(self, documents: Sequence[Identified], report: IngestReport) -> list[str]:
         """Rename in place the stored documents that ``documents`` are moves of, or that were
@@ -471,8 +588,8 @@ class Ingest:
 
     def _choose_model(self, chars: dict[str, int], languages: list[str]) -> None:
         """Resolve an ``auto`` model from the characters per language of the first documents
-        to ingest (:func:`ragkit.embed.models.choose_model`) and store the choice; then, with
-        an English-only model, warn about the ``languages`` of any other documents."""
+        to ingest (:func:`ragkit.embed.models.choose_model`; ``languages``: theirs, one per
+        document) and store the choice."""
         if self.settings.embedding_model == AUTO_MODEL and languages:
             name, reason = choose_model(chars)
             encoder = Encoder(name, self.settings.embed_batch_size)
@@ -484,8 +601,13 @@ class Ingest:
             self.encoder = encoder
             self.model_choice = f"{name} ({reason})"
             log.info("embedding model: %s", self.model_choice)
+
+    def _warn_foreign(self, languages: list[str]) -> None:
+        """With an English-only model, warn once per run about documents of other
+        ``languages`` (those of the first window that has any, for records read over time)."""
         foreign = Counter(x for x in languages if x not in ("en", "und"))
-        if foreign and self.settings.embedding_model in MINILM_NAMES:
+        if foreign and self.settings.embedding_model in MINILM_NAMES and not self._warned_foreign:
+            self._warned_foreign = True
             log.warning(
                 "%s not English (%s) but %s embeds English only; index %s in a folder "
                 "created with --model %s",
@@ -501,6 +623,10 @@ class Ingest:
     def _finish(self, report: IngestReport, started: str, stale: list[str]) -> IngestReport:
         """Remove ``stale`` documents, bring near-duplicate signatures and groups up to date,
         rebuild BM25 once and log the run (after all commits)."""
+        if self.encoder is not None:
+            self.encoder.on_passages = None  # the encoder outlives this run (Index.encoder)
+        stale = list(dict.fromkeys(stale))
+        report.documents_removed = len(stale)
         if stale:
             self.store.commit([], remove_keys=stale)
         found = update_near_duplicates(self.store, self.signatures)

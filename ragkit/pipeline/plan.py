@@ -20,7 +20,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -32,7 +32,7 @@ from ragkit.documents import (
     display_path,
     document_key,
 )
-from ragkit.documents.given import GivenRecords, is_record_source
+from ragkit.documents.given import is_record_source
 from ragkit.environment import read
 from ragkit.errors import RagkitError
 from ragkit.store.records import oversized_field
@@ -206,22 +206,23 @@ def check_roots_exist(roots: Sequence[Path]) -> None:
 
 
 def stale_records(
-    documents: Sequence[Identified], given: GivenRecords, source: str, sources: dict[str, str]
+    present: Collection[str], complete: bool, source: str, sources: dict[str, str]
 ) -> list[str]:
-    """Keys of stored records of ``source`` (``sources``: key → source) that ``given`` no
-    longer holds: not among its ``documents``, nor among the ids of its skipped records (their
-    stored versions are kept); nothing when an entry without an id was skipped.
+    """Keys of stored records of ``source`` (``sources``: key → source) that were not given:
+    not among the ids ``present`` (those of valid records, and of skipped ones, whose stored
+    versions are kept); nothing when not ``complete`` (an entry without an id was skipped:
+    :class:`~ragkit.documents.given.RecordReader`).
 
     Example:
-        >>> from ragkit.documents.given import record_documents
-        >>> given = record_documents([{"id": "a", "text": "A."}, {"id": "b", "text": ""}])
+        >>> from ragkit.documents.given import RecordReader
+        >>> reader = RecordReader()
+        >>> _ = reader.read([{"id": "a", "text": "A."}, {"id": "b", "text": ""}])
         >>> stored = {"a": "<records>", "b": "<records>", "c": "<records>", "/d.txt": "/d.txt"}
-        >>> stale_records(given.documents, given, "<records>", stored)
+        >>> stale_records(reader.present(), reader.complete, "<records>", stored)
         ['c']
     """
-    if not given.complete:
+    if not complete:
         return []
-    present = {d.key for d in documents} | given.skipped_ids
     return [key for key, held in sources.items() if held == source and key not in present]
 
 

@@ -36,6 +36,9 @@ from bm25s import stopwords
 from ragkit.errors import IndexDamagedError
 
 log = logging.getLogger(__name__)
+# bm25s logs "Building index from IDs" at DEBUG on every index build (each ingest and delete)
+# into any application that configures logging; its warnings and errors still come through.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 _IDS_FILE = "chunk_ids.npy"
 _WORD = re.compile(r"\w+")
 

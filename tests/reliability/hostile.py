@@ -98,7 +98,7 @@ def _jsonl(folder: Path) -> list[Case]:
         (json.dumps({"text": "no id here"}), "needs an 'id'", "record without id"),
         (json.dumps({"id": "n", "text": 5}), "string 'text'", "non-string text"),
         ('{"id": "big", "text": "x", "n": ' + "9" * 5000 + "}", "invalid JSON", "5000 digits"),
-        ("[" * 100_000 + "]" * 100_000, "invalid JSON", "nesting 100k deep"),
+        ("[" * 100_000 + "]" * 100_000, "nested deeper", "nesting 100k deep"),
         ('{"id": "s", "text": "lone \\ud800 surrogate"}', "surrogate", "unpaired surrogate"),
         (json.dumps({"id": "ok1", "text": "Same id again."}), "already used on line 1", "dup id"),
         (

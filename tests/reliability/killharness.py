@@ -21,6 +21,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ragkit.config import Settings
 from ragkit.paths import shared_data_dir
@@ -45,10 +46,11 @@ def cranfield_files(folder: Path, count: int, source: Path = CRANFIELD) -> Path:
     return folder
 
 
-def new_index(folder: Path, commit_every: int) -> None:
-    """An empty index for ``MODEL`` that commits every ``commit_every`` documents."""
-    settings = Settings(embedding_model=MODEL, commit_every_documents=commit_every)
-    Store.create(folder, settings, dimension=384).close()
+def new_index(folder: Path, commit_every: int, **settings: Any) -> None:
+    """An empty index for ``MODEL`` that commits every ``commit_every`` documents (and by the
+    other ``settings``, e.g. ``commit_every_seconds``)."""
+    chosen = Settings(embedding_model=MODEL, commit_every_documents=commit_every, **settings)
+    Store.create(folder, chosen, dimension=384).close()
 
 
 def ingest_command(corpus: Path, index: Path) -> list[str]:
@@ -57,7 +59,8 @@ def ingest_command(corpus: Path, index: Path) -> list[str]:
     return [*program, "ingest", str(corpus), "--index", str(index)]
 
 
-def _generation(index: Path) -> int:
+def generation(index: Path) -> int:
+    """The committed generation of the index folder ``index``, read without a lock."""
     db = sqlite3.connect(f"file:{index / DB_NAME}?mode=ro", uri=True, timeout=30)
     try:
         return int(db.execute("SELECT value FROM state WHERE key='generation'").fetchone()[0])
@@ -140,7 +143,7 @@ def run_trials(
     environment = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     while figures.trials < trials:
         figures.trials += 1
-        start_generation = _generation(index)
+        start_generation = generation(index)
         process = subprocess.Popen(
             ingest_command(corpus, index),
             stdout=subprocess.DEVNULL,
@@ -150,12 +153,12 @@ def run_trials(
         early = rng.random() < 0.2  # some kills during start-up and loading
         deadline = time.monotonic() + (rng.uniform(0.5, 8.0) if early else 120)
         while process.poll() is None and time.monotonic() < deadline:
-            if not early and _generation(index) > start_generation:
+            if not early and generation(index) > start_generation:
                 time.sleep(rng.uniform(0.0, 2.5))
                 break
             time.sleep(0.05)
         if process.poll() is None:
-            mid = _generation(index) > start_generation
+            mid = generation(index) > start_generation
             process.send_signal(signal.SIGKILL)
             process.wait()
             figures.killed += 1

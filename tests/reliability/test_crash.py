@@ -3,10 +3,24 @@
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
-from killharness import CRANFIELD, cranfield_files, run_trials
+from killharness import (
+    CRANFIELD,
+    cranfield_files,
+    generation,
+    ingest_command,
+    new_index,
+    run_trials,
+    spans,
+)
+
+from ragkit.store.doctor import diagnose
 
 pytestmark = pytest.mark.slow
 log = logging.getLogger(__name__)
@@ -28,3 +42,32 @@ def test_random_kills_leave_a_consistent_resumable_index(tmp_path: Path) -> None
         0,
     )
     assert figures.resume_completed
+
+
+def test_a_kill_keeps_what_the_time_interval_committed(tmp_path: Path) -> None:
+    """Fewer files than ``commit_every_documents``: commits still come every
+    ``commit_every_seconds``, and a SIGKILL loses none of what they committed (issue 51)."""
+    if not CRANFIELD.is_file():
+        pytest.skip(f"{CRANFIELD}: shared Cranfield data absent")
+    corpus = cranfield_files(tmp_path / "corpus", 150)
+    index = tmp_path / "index"
+    new_index(index, commit_every=500, commit_every_seconds=1.0)
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    process = subprocess.Popen(
+        ingest_command(corpus, index),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=environment,
+    )
+    deadline = time.monotonic() + 240
+    while generation(index) < 2 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    committed = set(spans(index))
+    process.send_signal(signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL, "the ingest ended before two commits"
+    after = spans(index)
+    assert committed and committed <= set(after)  # nothing committed before the kill is lost
+    assert len(after) < 150
+    assert diagnose(index).problems == []
+    subprocess.run(ingest_command(corpus, index), env=environment, check=True, timeout=600)
+    assert len(spans(index)) == 150
