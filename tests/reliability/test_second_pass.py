@@ -93,7 +93,7 @@ def test_a_vectors_file_named_outside_the_folder_is_refused(copy: Path, tmp_path
     db.commit()
     db.close()
     result = RUNNER.invoke(app, ["query", "water", "--index", str(copy / "index")])
-    assert result.exit_code == 2 and "not a vectors file of the index folder" in result.output
+    assert result.exit_code == 4 and "not a vectors file of the index folder" in result.output
 
 
 def test_export_never_writes_inside_the_index(copy: Path) -> None:
