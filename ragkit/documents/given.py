@@ -267,7 +267,7 @@ def _check_metadata(metadata: Any) -> None:
     bad_keys = [key for key in metadata if not isinstance(key, str)]
     if bad_keys:
         raise RagkitError(f"'metadata' key {bad_keys[0]!r} is not text")
-    check_value(metadata)  # nested too deep for Python to copy or write it, a lone surrogate
+    check_value(metadata)  # nested too deep for Python to copy or write it
     try:
         json.dumps(metadata)
     except (TypeError, ValueError) as error:  # a value of another type, a circular reference

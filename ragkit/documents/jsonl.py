@@ -1,11 +1,11 @@
 """One JSON line as ragkit reads it, in a ``.jsonl`` file and on standard input
 (``ragkit ingest -``): one parser, so a line is accepted or refused for the same reason in both.
 
-A line is refused, with a reason naming what is wrong, when it is not JSON, when its arrays and
-objects nest deeper than :data:`MAX_DEPTH` (Python's own limits turn deeper values into a
-``RecursionError`` somewhere later), or when a string holds an unpaired surrogate escape
-(``"\\udc80"``: valid JSON, but no text can hold it, so neither SQLite nor the encoder could).
-The first line of an input may start with a UTF-8 byte order mark: it is dropped.
+A line is refused, with a reason naming what is wrong, when it is not JSON or when its arrays
+and objects nest deeper than :data:`MAX_DEPTH` (Python's own limits turn deeper values into a
+``RecursionError`` somewhere later). What a record's fields may not hold (an unpaired
+surrogate escape such as ``"\\udc80"``, ``NaN``) is checked field by field after the line is
+parsed (:mod:`ragkit.documents.checks`), so the reason names the field. The first line of an input may start with a UTF-8 byte order mark: it is dropped.
 
 Example:
     >>> parse_line('\\ufeff{"id": "a", "text": "A."}', first=True)
@@ -32,10 +32,10 @@ def parse_line(line: str, first: bool = False) -> Any:
     is dropped), or a :class:`RagkitError` whose message is the reason to refuse it.
 
     Example:
-        >>> parse_line('{"id": "a", "text": "x\\\\udc80"}')
+        >>> parse_line('{"id": "a", "text": ')
         Traceback (most recent call last):
         ...
-        ragkit.errors.RagkitError: a string holds an unpaired surrogate escape (\\ud800-\\udfff), not text
+        ragkit.errors.RagkitError: invalid JSON (Expecting value)
     """
     if first and line.startswith(BOM):
         line = line[len(BOM) :]
@@ -53,8 +53,8 @@ def parse_line(line: str, first: bool = False) -> Any:
 
 def check_value(value: Any) -> None:
     """A :class:`RagkitError` when ``value`` (parsed JSON, or a record's metadata) nests
-    deeper than :data:`MAX_DEPTH` or holds a string with an unpaired surrogate; walked without
-    recursion, so any depth is refused rather than overflowing the stack.
+    deeper than :data:`MAX_DEPTH`; walked without recursion, so any depth is refused rather
+    than overflowing the stack.
 
     Example:
         >>> check_value({"year": 2021, "tags": ["a", {"b": "c"}]})
@@ -69,12 +69,6 @@ def check_value(value: Any) -> None:
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, str):
-            if not item.isascii() and _has_surrogate(item):
-                raise RagkitError(
-                    "a string holds an unpaired surrogate escape (\\ud800-\\udfff), not text"
-                )
-            continue
         if isinstance(item, dict):
             children = [*item.keys(), *item.values()]
         elif isinstance(item, list | tuple):
@@ -89,11 +83,3 @@ def check_value(value: Any) -> None:
 def too_deep() -> str:
     """The reason a value nested too deep is refused."""
     return f"arrays or objects nested deeper than {MAX_DEPTH} levels"
-
-
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
