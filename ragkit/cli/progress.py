@@ -28,7 +28,6 @@ Example:
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -40,9 +39,8 @@ from rich.progress import Progress
 
 from ragkit.cli.output import errors, progress_bar, stage_progress
 from ragkit.documents import reporting_reads
-from ragkit.errors import RagkitError
+from ragkit.environment import read
 
-DEFAULT_SECONDS = 30.0
 # Rates and times left are measured over this many seconds: a phase moves in steps (a commit
 # every ~30 s), so rich's default window (30 s) would often hold one step and no rate.
 SPEED_WINDOW = 300.0
@@ -53,20 +51,11 @@ def progress_seconds() -> float:
     """Seconds between two progress lines in a log: ``RAGKIT_PROGRESS_SECONDS`` (default 30).
 
     Example:
+        >>> import os
         >>> progress_seconds() == float(os.environ.get("RAGKIT_PROGRESS_SECONDS", "30"))
         True
     """
-    value = os.environ.get("RAGKIT_PROGRESS_SECONDS", str(DEFAULT_SECONDS))
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = 0.0
-    if not seconds > 0 or seconds == float("inf"):
-        raise RagkitError(
-            f"RAGKIT_PROGRESS_SECONDS={value!r}: give the seconds between progress lines in a "
-            "log, a number over 0 (default 30)"
-        )
-    return seconds
+    return float(read("progress_seconds"))
 
 
 def duration(seconds: float) -> str:
