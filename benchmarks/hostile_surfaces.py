@@ -15,6 +15,7 @@ import logging
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,14 +146,18 @@ def stdin_edges(work: Path, location: str) -> Outcome:
 
 
 def huge_filter(work: Path, location: str) -> Outcome:
-    Index.open(location, create=True, model=MODEL).add([{"id": "a", "text": "Water."}])
-    result = ragkit("query", "water", "--index", location, "--filter", "t=" + "x" * 60_000)
-    held = one_line_refusal(result) and "delete" not in result.stderr.lower()
-    return Outcome(
-        "60,000-character filter value",
-        held,
-        f"exit {result.returncode}: {result.stderr.strip()[:80]}",
+    rows = [{"id": "a", "text": "Water.", "metadata": {"t": "x"}}]
+    Index.open(location, create=True, model=MODEL).add(rows)
+    value = "x" * 60_000
+    results = [
+        ragkit("query", "water", "--index", location, "--filter", f"{field}={value}")
+        for field in ("t", "source")  # a metadata value, and a 60,000-character glob
+    ]
+    held = all(one_line_refusal(r) or r.returncode == 0 for r in results) and not any(
+        "delete" in r.stderr.lower() or "Traceback" in r.stderr for r in results
     )
+    seen = "; ".join(f"exit {r.returncode} {r.stderr.strip()[:60]}" for r in results)
+    return Outcome("60,000-character filter value and glob", held, seen)
 
 
 def index_in_documents(work: Path, location: str) -> Outcome:
@@ -207,12 +212,135 @@ def bad_milvus_address(work: Path, location: str) -> Outcome:
     )
 
 
+def open_pipe(work: Path, location: str) -> Outcome:
+    """``ingest -`` commits while its input stays open (a producer that pauses)."""
+    Index.open(location, create=True, model=MODEL, commit_every_seconds=1).close()
+    child = subprocess.Popen(
+        [RAGKIT, "ingest", "-", "--index", location],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
+    )
+    assert child.stdin is not None
+    for n in range(5):
+        child.stdin.write(json.dumps({"id": f"r{n}", "text": f"Record {n} about rivers."}) + "\n")
+    child.stdin.flush()
+    seen: list[str] = []
+    for _ in range(60):  # up to a minute for the model load and the first commit
+        time.sleep(1)
+        with Index.open(location) as index:
+            seen = [d.key for d in index.documents()]
+        if seen:
+            break
+    child.stdin.close()
+    child.wait(timeout=300)
+    return Outcome(
+        "ingest - commits while the pipe stays open",
+        len(seen) == 5,
+        f"{len(seen)} committed before end of input",
+    )
+
+
+def long_id(work: Path, location: str) -> Outcome:
+    with Index.open(location, create=True, model=MODEL) as index:
+        report = index.add(
+            [{"id": "x" * 70_000, "text": "Too long an id."}, {"id": "ok", "text": "Fine."}]
+        )
+        keys = [d.key for d in index.documents()]
+    held = keys == ["ok"] and len(report.skipped) == 1
+    return Outcome(
+        "a 70,000-byte id beside a good record", held, f"kept {keys}, skipped {len(report.skipped)}"
+    )
+
+
+def haystack_filter_without_value(work: Path, location: str) -> Outcome:
+    from ragkit.integrations.haystack import RagkitRetriever
+
+    Index.open(location, create=True, model=MODEL).add([{"id": "a", "text": "Water."}])
+    try:
+        RagkitRetriever(location).run("water", filters={"field": "meta.year", "operator": "=="})
+    except RagkitError as error:
+        return Outcome("Haystack filter without 'value'", True, str(error)[:80])
+    return Outcome("Haystack filter without 'value'", False, "answered instead of refusing")
+
+
+def milvus_after_deletes(work: Path, location: str) -> Outcome:
+    """40 records in a folder index and in Milvus, 11 removed from both: the same hits."""
+    rows = [
+        {
+            "id": f"d{n}",
+            "text": f"Note {n} on {['wings', 'flow', 'heat', 'drag'][n % 4]} and {['lift', 'shock', 'boundary layer'][n % 3]} number {n}.",
+        }
+        for n in range(40)
+    ]
+    hits = []
+    for place in (str(work / "folder"), location):
+        with Index.open(place, create=True, model=MODEL) as index:
+            index.add(rows)
+            index.delete([f"d{n}" for n in range(0, 33, 3)])
+            hits.append(
+                [
+                    [(h.key, round(h.score, 4)) for h in index.search(q, k=5, mode="sparse")]
+                    for q in ("wings lift", "heat shock", "drag boundary layer", "flow")
+                ]
+            )
+    same = sum(a == b for a, b in zip(*hits, strict=True))
+    return Outcome(
+        "Milvus ranks as the folder after deletes", same == 4, f"{same}/4 hit lists equal"
+    )
+
+
+def milvus_doctor_wording(work: Path, location: str) -> Outcome:
+    Index.open(location, create=True, model=MODEL).add([{"id": "a", "text": "Water."}])
+    result = ragkit("doctor", "--index", location)
+    held = result.returncode == 0 and "FAISS" not in result.stdout
+    return Outcome("doctor on Milvus says what it checked", held, f"exit {result.returncode}")
+
+
+def foreign_collection(work: Path, location: str) -> Outcome:
+    from pymilvus import DataType, MilvusClient
+
+    host = location.removeprefix("milvus://").split("/")[0]
+    client = MilvusClient(uri=f"http://{host}")
+    schema = client.create_schema(auto_id=False)
+    schema.add_field("pk", DataType.INT64, is_primary=True)
+    schema.add_field("v", DataType.FLOAT_VECTOR, dim=4)
+    name = location.rsplit("/", 1)[1]
+    client.create_collection(name, schema=schema)
+    result = ragkit(
+        "ingest",
+        "-",
+        "--index",
+        location,
+        "--model",
+        MODEL,
+        stdin='{"id": "a", "text": "Water."}\n',
+    )
+    held = (
+        one_line_refusal(result)
+        and "drop" not in result.stderr.lower()
+        and client.has_collection(name)
+    )
+    return Outcome(
+        "a collection ragkit did not create",
+        held,
+        f"exit {result.returncode}: {result.stderr.strip()[:80]}",
+    )
+
+
 Scenario = Callable[[Path, str], Outcome]
 FOLDER_SCENARIOS: list[Scenario] = [
+    open_pipe, long_id, haystack_filter_without_value,
     delete_star, nan_in_jsonl, collapse_k, surrogate_record, stdin_edges, huge_filter,
     index_in_documents, nul_in_ls, bm25s_quiet, bad_milvus_address,
 ]  # fmt: skip
 MILVUS_SCENARIOS: list[Scenario] = [
+    long_id,
+    milvus_after_deletes,
+    milvus_doctor_wording,
+    foreign_collection,
     delete_star,
     collapse_k,
     surrogate_record,
