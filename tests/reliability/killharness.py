@@ -24,8 +24,8 @@ from pathlib import Path
 
 from ragkit.config import Settings
 from ragkit.paths import shared_data_dir
-from ragkit.store import DB_NAME, Store
-from ragkit.store.doctor import diagnose
+from ragkit.store import DB_NAME, FolderStore
+from ragkit.store.folder.doctor import diagnose
 
 CRANFIELD = shared_data_dir() / "beir" / "cranfield" / "corpus.jsonl"
 MODEL = "all-minilm-l6-v2"
@@ -48,7 +48,7 @@ def cranfield_files(folder: Path, count: int, source: Path = CRANFIELD) -> Path:
 def new_index(folder: Path, commit_every: int) -> None:
     """An empty index for ``MODEL`` that commits every ``commit_every`` documents."""
     settings = Settings(embedding_model=MODEL, commit_every_documents=commit_every)
-    Store.create(folder, settings, dimension=384).close()
+    FolderStore.create(folder, settings, dimension=384).close()
 
 
 def ingest_command(corpus: Path, index: Path) -> list[str]:
@@ -104,7 +104,7 @@ def check(index: Path, figures: Figures, committed: set[str]) -> Spans:
         found = diagnose(index)
         if any(note.startswith("bm25-") for note in found.notes):
             figures.bm25_absent_after_kill += 1
-            store = Store.open(index)
+            store = FolderStore.open(index)
             store.ensure_sparse()  # what the first sparse search does
             store.close()
             found = diagnose(index)
