@@ -31,7 +31,7 @@ import functools
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
-from ragkit.store.base import IndexStore
+from ragkit.store.base import IndexReader
 
 __all__ = ["one_generation"]
 
@@ -39,7 +39,10 @@ ATTEMPTS = 3  # after this many runs that each saw a commit, the last result is 
 
 
 class HasStore(Protocol):
-    store: IndexStore
+    @property
+    def store(self) -> IndexReader:
+        """The store the read reads (it needs only :meth:`IndexReader.committed_generation`)."""
+        ...
 
 
 S = TypeVar("S", bound=HasStore)
