@@ -5,7 +5,7 @@ Run (after ``ragkit eval DATASET --mode all --keep-index DIR``)::
     .venv/bin/python -m benchmarks.fusion ../shared/data/beir/cranfield --index DIR
 
 For every judged query the dense and sparse lists (1,000 chunks each) are taken once through the
-index's own calls (:meth:`ragkit.store.Store.search_vectors`, ``search_terms`` with
+index's own calls (:meth:`ragkit.store.FolderStore.search_vectors`, ``search_terms`` with
 :meth:`ragkit.Index.terms`), then re-fused offline with :func:`ragkit.search.fusion.fuse` under each
 setting: RRF ``k``, candidates per list, weighted fusion's ``dense_weight``, and BM25 ``k1`` /
 ``b`` (bm25s rebuilt from the chunk terms stored in SQLite). Documents score as their best chunk,

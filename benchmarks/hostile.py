@@ -30,7 +30,7 @@ from pathlib import Path
 
 from benchmarks.common import run_child, write_result
 from ragkit.documents import max_file_bytes
-from ragkit.store import Store
+from ragkit.store import FolderStore
 from tests.reliability.hostile import (
     HUGE_BYTES,
     build,
@@ -107,7 +107,7 @@ def files() -> None:
         [*prefix, *ingest_command(work / "corpus", work / "hostile")]
     )
     peer_code, _, _, peer_rss = run_child([*prefix, *ingest_command(good, work / "peer")])
-    store = Store.open(work / "hostile")
+    store = FolderStore.open(work / "hostile")
     keys = {k.removeprefix(str(work / "corpus") + "/") for k in store.document_hashes()}
     store.close()
     problems = mismatches(cases, summary_skips(stdout, work / "corpus"), keys)

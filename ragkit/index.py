@@ -60,7 +60,7 @@ from ragkit.query.options import SearchOptions
 from ragkit.query.sequence import Search
 from ragkit.search.contributions import Contribution
 from ragkit.search.query import check_query
-from ragkit.store import DocumentEntry, IndexExistsError, IndexStore, Store
+from ragkit.store import DocumentEntry, FolderStore, IndexExistsError, IndexStore
 from ragkit.store.address import Location, create_store, display, index_exists, open_store
 from ragkit.store.consistent import one_generation
 from ragkit.store.milvus.address import is_milvus
@@ -211,7 +211,7 @@ class Index:
                 f"Index.ingest({str(paths)!r}): give a list of paths, e.g. "
                 f"Index.ingest([{str(paths)!r}])"
             )
-        if isinstance(self.store, Store):
+        if isinstance(self.store, FolderStore):
             check_apart([Path(p) for p in paths], self.store.folder)
         guard = PruneGuard(max_delete, prune_empty)
         loading = LoadOptions(tuple(include), tuple(exclude), text_field)

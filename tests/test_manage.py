@@ -9,7 +9,7 @@ import pytest
 
 from conftest import MODEL, ragkit
 from ragkit import Index, RagkitError
-from ragkit.store.doctor import diagnose
+from ragkit.store.folder.doctor import diagnose
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from ragkit.cli import app
 from ragkit.documents import Document, text_blocks
 from ragkit.pipeline import DocumentChunker, embedding_texts, prepare, sparse_terms
 from ragkit.store import DB_NAME
-from ragkit.store.schema import connect
+from ragkit.store.folder.schema import connect
 
 SECTIONS = {
     "Boiling": "Water boils at one hundred degrees Celsius at sea level. "

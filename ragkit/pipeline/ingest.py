@@ -10,11 +10,11 @@ the :class:`IngestStages` differ; planning, the model choice, commits and prunin
 
 Example:
     >>> import tempfile
-    >>> from ragkit.store import Store
+    >>> from ragkit.store import FolderStore
     >>> folder = Path(tempfile.mkdtemp())
     >>> _ = (folder / "a.txt").write_text("Water boils at 100 degrees.")
     >>> settings = Settings(embedding_model="all-minilm-l6-v2", chunker="sentence")
-    >>> store = Store.create(folder / "index", settings, dimension=384)
+    >>> store = FolderStore.create(folder / "index", settings, dimension=384)
     >>> report = Ingest(store, settings, LocalStages()).run([folder / "a.txt"])  # doctest: +SKIP
     >>> report.documents_added, report.chunks_added  # doctest: +SKIP
     (1, 1)

@@ -7,7 +7,7 @@ of its script in the collection (what the index holds plus the documents being i
 :func:`collection_profile`), recording method ``profile``.
 
 A query's own evidence is a few words; the index knows which languages it holds for each
-script (:meth:`ragkit.store.Store.languages`, characters of text per script and language).
+script (:meth:`ragkit.store.FolderStore.languages`, characters of text per script and language).
 A query is analyzed with the languages the index holds for the query's script — one when
 the index holds one, all of them when the identifier cannot tell them apart on so little
 text (:func:`ragkit.normalize.detect.identify` restricted to them) — and never with a

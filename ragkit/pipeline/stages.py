@@ -12,7 +12,7 @@ chunk, normalize and embed identically; only the scheduling differs.
   terms (the document title's terms included);
 - **embed**: :func:`embedding_texts` lists what the encoder embeds (a chunk cut away from its
   title after the title, :func:`context_titles`), :func:`attach_vectors`
-  pairs the vectors back with their documents for :meth:`ragkit.store.Store.commit`.
+  pairs the vectors back with their documents for :meth:`ragkit.store.FolderStore.commit`.
 
 Example:
     >>> from ragkit.documents import Document, text_blocks

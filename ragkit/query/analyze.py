@@ -21,7 +21,7 @@ from ragkit.pipeline import matching_key, sparse_terms
 from ragkit.pipeline.languages import query_languages
 from ragkit.pipeline.stages import embeds_normalized
 from ragkit.search.fusion import SearchMode
-from ragkit.store import IndexStore
+from ragkit.store import IndexReader
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class Analyzed:
     vector: np.ndarray | None
 
 
-def route(query: str, language: str | None, store: IndexStore) -> list[str]:
+def route(query: str, language: str | None, store: IndexReader) -> list[str]:
     """The languages ``query`` is analyzed as: ``language`` when given, else those the index
     holds for the query's script (:func:`ragkit.pipeline.languages.query_languages`)."""
     return [language] if language else query_languages(query, store.languages())

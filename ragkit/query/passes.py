@@ -19,7 +19,7 @@ from ragkit.search.evidence import document_evidence
 from ragkit.search.feedback import FeedbackParams, looks_up, repeated, rm3, rocchio
 from ragkit.search.fusion import FusionMethod, Ranking, SearchMode, fuse
 from ragkit.search.phrase import CANDIDATES, MIN_TERMS, holds_phrase, phrase_first, phrase_words
-from ragkit.store import IndexStore
+from ragkit.store import IndexReader
 
 Parts = dict[int, Contribution]
 
@@ -35,7 +35,7 @@ class Lists:
 
 
 def first_stage(
-    store: IndexStore,
+    store: IndexReader,
     settings: Settings,
     mode: SearchMode,
     method: FusionMethod,
@@ -76,7 +76,7 @@ def explained(lists: Lists, mode: SearchMode, method: FusionMethod, settings: Se
 
 
 def second_pass_query(
-    store: IndexStore,
+    store: IndexReader,
     scored: Ranking,
     vector: np.ndarray | None,
     terms: list[str],
@@ -108,7 +108,7 @@ def second_pass_query(
 
 
 def with_document_evidence(
-    store: IndexStore, scored: Ranking, parts: Parts
+    store: IndexReader, scored: Ranking, parts: Parts
 ) -> tuple[Ranking, Parts]:
     """``scored`` with each chunk lifted by the damped scores of its document's chunks below
     it (:mod:`ragkit.search.evidence`); contributions carry the ``evidence`` lift."""
@@ -126,7 +126,7 @@ def with_document_evidence(
 
 
 def with_phrase_evidence(
-    store: IndexStore, scored: Ranking, parts: Parts, terms: list[str], sparse: Ranking
+    store: IndexReader, scored: Ranking, parts: Parts, terms: list[str], sparse: Ranking
 ) -> tuple[Ranking, Parts]:
     """``scored`` with the chunks holding ``terms`` as a phrase first (among the sparse list's
     top :data:`~ragkit.search.phrase.CANDIDATES`; :mod:`ragkit.search.phrase`), their

@@ -40,7 +40,7 @@ from ragkit.search.evidence import uses_evidence
 from ragkit.search.feedback import levers
 from ragkit.search.fusion import Ranking
 from ragkit.search.phrase import uses_phrase
-from ragkit.store import IndexStore
+from ragkit.store import IndexReader
 
 if TYPE_CHECKING:
     from ragkit.rerank.reranker import Reranker
@@ -54,7 +54,7 @@ class Search:
 
     def __init__(
         self,
-        store: IndexStore,
+        store: IndexReader,
         settings: Settings,
         encoder: Callable[[], Encoder],
         reranker: Callable[[], Reranker],

@@ -1,5 +1,5 @@
-"""An index's location, opened as its backend: a folder (:class:`ragkit.store.Store`), or a
-Milvus address (:class:`ragkit.store.milvus.MilvusStore`) — ``milvus://HOST:PORT/COLLECTION``
+"""An index's location, opened as its backend: a folder (:class:`ragkit.store.FolderStore`),
+or a Milvus address (:class:`ragkit.store.milvus.MilvusStore`) — ``milvus://HOST:PORT/COLLECTION``
 for a server, ``milvus-lite:///ABSOLUTE/PATH.db[?collection=NAME]`` for an embedded file.
 
 Everything that takes an index (``--index``, :meth:`ragkit.Index.open`, ``serve NAME=…``,
@@ -11,7 +11,7 @@ Example:
     >>> from ragkit.config import Settings
     >>> folder = Path(tempfile.mkdtemp()) / "idx"
     >>> index_exists(folder), type(create_store(folder, Settings(), 4)).__name__
-    (False, 'Store')
+    (False, 'FolderStore')
     >>> index_exists(str(folder)), display(str(folder)) == str(folder)
     (True, True)
 """
@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING
 
 from ragkit.config import Settings
 from ragkit.errors import InvalidArgumentError
-from ragkit.store import doctor
 from ragkit.store.base import IndexStore
+from ragkit.store.diagnosis import Diagnosis
+from ragkit.store.folder import DB_NAME, FolderStore
+from ragkit.store.folder import doctor as folder_doctor
 from ragkit.store.milvus.address import MilvusAddress, is_milvus, parse_milvus
-from ragkit.store.schema import DB_NAME
-from ragkit.store.store import Store
 
 if TYPE_CHECKING:
     from ragkit.store.milvus.store import MilvusStore
@@ -92,7 +92,7 @@ def open_store(location: Location) -> IndexStore:
     """The index at ``location``; a missing one is a :class:`RagkitError` saying how to
     create it."""
     address = _address(location)
-    return Store.open(Path(location)) if address is None else _milvus().open(address)
+    return FolderStore.open(Path(location)) if address is None else _milvus().open(address)
 
 
 def create_store(location: Location, settings: Settings, dimension: int) -> IndexStore:
@@ -100,24 +100,24 @@ def create_store(location: Location, settings: Settings, dimension: int) -> Inde
     there already)."""
     address = _address(location)
     if address is None:
-        return Store.create(Path(location), settings, dimension)
+        return FolderStore.create(Path(location), settings, dimension)
     return _milvus().create(address, settings, dimension)
 
 
-def diagnose(location: Location) -> doctor.Diagnosis:
+def diagnose(location: Location) -> Diagnosis:
     """``ragkit doctor``'s checks of the index at ``location`` (nothing changed)."""
     return _doctor(location, fix=False)
 
 
-def repair(location: Location) -> doctor.Diagnosis:
+def repair(location: Location) -> Diagnosis:
     """``ragkit doctor --repair``: rebuild what can be derived again, then check."""
     return _doctor(location, fix=True)
 
 
-def _doctor(location: Location, fix: bool) -> doctor.Diagnosis:
+def _doctor(location: Location, fix: bool) -> Diagnosis:
     address = _address(location)
     if address is None:
-        return doctor.repair(location) if fix else doctor.diagnose(location)
+        return folder_doctor.repair(location) if fix else folder_doctor.diagnose(location)
     _milvus()  # the install hint when pymilvus is missing
     from ragkit.store.milvus import doctor as milvus_doctor
 

@@ -1,6 +1,11 @@
 """The store interface: what ingest, search and the index's management need of a backend.
 
-Two backends implement it: the index folder (:class:`ragkit.store.Store`: SQLite + FAISS +
+It is three protocols, split by who calls them, so a caller names only what it needs:
+:class:`IndexReader` (what searches, queries and listings read), :class:`IndexWriter` (what an
+ingest writes) and :class:`IndexMaintenance` (re-analysis, near-duplicates, settings);
+:class:`IndexStore` is all three, what a backend implements.
+
+Two backends implement it: the index folder (:class:`ragkit.store.FolderStore`: SQLite + FAISS +
 BM25 on one machine) and Milvus (:class:`ragkit.store.milvus.MilvusStore`: Milvus Lite, or a
 Milvus Standalone / Distributed server). :func:`ragkit.store.address.open_store` picks one by
 the index's location. Everything above this interface — normalization, language routing,
@@ -15,9 +20,10 @@ Example:
     >>> import tempfile
     >>> from pathlib import Path
     >>> from ragkit.config import Settings
-    >>> from ragkit.store import Store
-    >>> store: IndexStore = Store.create(Path(tempfile.mkdtemp()) / "idx", Settings(), 4)
-    >>> store.document_hashes(), store.generation
+    >>> from ragkit.store import FolderStore
+    >>> store: IndexStore = FolderStore.create(Path(tempfile.mkdtemp()) / "idx", Settings(), 4)
+    >>> reader: IndexReader = store
+    >>> reader.document_hashes(), reader.generation
     ({}, 0)
 """
 
@@ -34,12 +40,13 @@ from ragkit.config import Settings
 from ragkit.normalize.detect import LanguageGuess
 from ragkit.store.records import DocumentEntry, PendingDocument, StoredChunk
 
-__all__ = ["IndexStore"]
+__all__ = ["IndexMaintenance", "IndexReader", "IndexStore", "IndexWriter"]
 
 
-class IndexStore(Protocol):
-    """One index, wherever it lives. ``location`` names it in messages (a folder, or a
-    ``milvus://`` / ``milvus-lite://`` address without its token)."""
+class IndexReader(Protocol):
+    """What searches, queries and listings read of one index, wherever it lives. ``location``
+    names it in messages (a folder, or a ``milvus://`` / ``milvus-lite://`` address without its
+    token)."""
 
     settings: Settings
     dimension: int
@@ -59,13 +66,7 @@ class IndexStore(Protocol):
         """Follow the last committed generation (and the settings it was committed with)."""
         ...
 
-    def writing(self, wait: bool | float) -> AbstractContextManager[None]:
-        """Hold what a write needs for its duration: the folder's writer lock (``wait`` as in
-        :class:`ragkit.store.lock.WriteLock`), or nothing where the backend takes concurrent
-        writers (Milvus)."""
-        ...
-
-    # -- reading -----------------------------------------------------------------------------
+    # -- documents ---------------------------------------------------------------------------
     def document_hashes(self) -> dict[str, str]:
         """Each stored document's key and content hash."""
         ...
@@ -98,6 +99,25 @@ class IndexStore(Protocol):
         """How the language of the document ``key`` was decided (None: no such document)."""
         ...
 
+    def list_documents(self, pattern: str | None = None) -> list[DocumentEntry]:
+        """The documents whose key or source matches ``pattern`` (all when None), by key
+        (:mod:`ragkit.store.catalog`)."""
+        ...
+
+    def chunk_records(self, vectors: bool = False) -> Iterator[dict[str, Any]]:
+        """Every chunk as ``ragkit export`` writes it, by document key then position."""
+        ...
+
+    def stored_documents(self, keys: Sequence[str]) -> list[PendingDocument]:
+        """The documents ``keys`` (those stored) read back whole, as :meth:`commit` takes them."""
+        ...
+
+    def near_duplicate_groups(self, keys: Iterable[str] | None = None) -> dict[str, str]:
+        """Key → near-duplicate group key (the group's smallest key) of the documents ``keys``
+        (all when None) that are in a group of at least two different contents."""
+        ...
+
+    # -- searching ---------------------------------------------------------------------------
     def filtered_chunk_ids(self, filters: dict[str, Any]) -> np.ndarray:
         """What the searches take as ``allowed`` to keep to the chunks whose document matches
         every filter (:mod:`ragkit.store.filters`); a metadata key no document has is a
@@ -137,36 +157,18 @@ class IndexStore(Protocol):
         """The stored sparse terms of the chunks ``ids`` (sparse feedback)."""
         ...
 
-    def list_documents(self, pattern: str | None = None) -> list[DocumentEntry]:
-        """The documents whose key or source matches ``pattern`` (all when None), by key
-        (:mod:`ragkit.store.catalog`)."""
+    def close(self) -> None:
+        """Release connections."""
         ...
 
-    def chunk_records(self, vectors: bool = False) -> Iterator[dict[str, Any]]:
-        """Every chunk as ``ragkit export`` writes it, by document key then position."""
-        ...
 
-    def stored_documents(self, keys: Sequence[str]) -> list[PendingDocument]:
-        """The documents ``keys`` (those stored) read back whole, as :meth:`commit` takes them."""
-        ...
+class IndexWriter(Protocol):
+    """What an ingest writes: documents committed as one new generation at a time."""
 
-    def stale_tokenizers(self) -> dict[str, list[str]]:
-        """Languages whose stored sparse pieces another tokenizer than today's cut."""
-        ...
-
-    def signatures(self) -> dict[str, bytes]:
-        """Each document's MinHash signature by key (``b""``: too short to compare;
-        :mod:`ragkit.pipeline.near_duplicates`); documents never signed are missing."""
-        ...
-
-    def near_duplicate_groups(self, keys: Iterable[str] | None = None) -> dict[str, str]:
-        """Key → near-duplicate group key (the group's smallest key) of the documents ``keys``
-        (all when None) that are in a group of at least two different contents."""
-        ...
-
-    # -- writing -----------------------------------------------------------------------------
-    def replace_settings(self, settings: Settings) -> None:
-        """Store new settings (an ``auto`` model chosen, or analysis settings re-derived)."""
+    def writing(self, wait: bool | float) -> AbstractContextManager[None]:
+        """Hold what a write needs for its duration: the folder's writer lock (``wait`` as in
+        :class:`ragkit.store.folder.lock.WriteLock`), or nothing where the backend takes concurrent
+        writers (Milvus)."""
         ...
 
     def commit(self, pending: list[PendingDocument], remove_keys: Iterable[str] = ()) -> int:
@@ -178,19 +180,25 @@ class IndexStore(Protocol):
         chunks and vectors; how many were renamed."""
         ...
 
-    def write_near_duplicates(
-        self, rows: Mapping[str, tuple[bytes, str | None]], removed: Iterable[str] = ()
-    ) -> None:
-        """Write signatures and groups (key → (signature, group key or None)) and drop the
-        entries of the ``removed`` keys (derived data: no new generation)."""
-        ...
-
     def ensure_sparse(self) -> object:
         """Make sparse search ready for the committed generation (BM25 of the folder)."""
         ...
 
     def log_run(self, started: str, summary: dict) -> None:
         """Keep the summary of an ingest or re-analysis."""
+        ...
+
+
+class IndexMaintenance(Protocol):
+    """What keeps an index's derived data current: re-analysis (tokenizers, language rules),
+    near-duplicate signatures and groups, settings re-derived or an ``auto`` model chosen."""
+
+    def replace_settings(self, settings: Settings) -> None:
+        """Store new settings (an ``auto`` model chosen, or analysis settings re-derived)."""
+        ...
+
+    def stale_tokenizers(self) -> dict[str, list[str]]:
+        """Languages whose stored sparse pieces another tokenizer than today's cut."""
         ...
 
     def reset_tokenizers(self) -> None:
@@ -201,6 +209,20 @@ class IndexStore(Protocol):
         """Record today's language rules as those that decided every document."""
         ...
 
-    def close(self) -> None:
-        """Release connections."""
+    def signatures(self) -> dict[str, bytes]:
+        """Each document's MinHash signature by key (``b""``: too short to compare;
+        :mod:`ragkit.pipeline.near_duplicates`); documents never signed are missing."""
         ...
+
+    def write_near_duplicates(
+        self, rows: Mapping[str, tuple[bytes, str | None]], removed: Iterable[str] = ()
+    ) -> None:
+        """Write signatures and groups (key → (signature, group key or None)) and drop the
+        entries of the ``removed`` keys (derived data: no new generation)."""
+        ...
+
+
+class IndexStore(IndexReader, IndexWriter, IndexMaintenance, Protocol):
+    """One index, wherever it lives: everything the reader, writer and maintenance protocols
+    hold; what a backend implements (:class:`ragkit.store.FolderStore`,
+    :class:`ragkit.store.milvus.MilvusStore`)."""

@@ -3,7 +3,7 @@
 :func:`list_documents` and :func:`select_keys` read the committed documents (``ragkit ls``,
 ``ragkit rm``); :func:`chunk_records` yields every chunk with its offsets into the original
 text, its document's language and metadata and, on request, its vector (``ragkit export``).
-Removing documents is :meth:`ragkit.store.Store.commit` with ``remove_keys``: one new
+Removing documents is :meth:`ragkit.store.FolderStore.commit` with ``remove_keys``: one new
 generation, as atomic as an ingest.
 
 A pattern matches a document when it equals the document's key or source (a JSONL file's

@@ -10,9 +10,9 @@ Example:
     >>> import tempfile
     >>> from pathlib import Path
     >>> from ragkit.config import Settings
-    >>> from ragkit.store import Store
+    >>> from ragkit.store import FolderStore
     >>> class Reader:
-    ...     def __init__(self, store: Store) -> None:
+    ...     def __init__(self, store: FolderStore) -> None:
     ...         self.store, self.runs = store, 0
     ...     @one_generation
     ...     def read(self) -> int:
@@ -20,7 +20,7 @@ Example:
     ...         if self.runs == 1:  # a writer commits while the first run reads
     ...             self.store.commit([])
     ...         return self.store.generation
-    >>> reader = Reader(Store.create(Path(tempfile.mkdtemp()) / "idx", Settings(), 4))
+    >>> reader = Reader(FolderStore.create(Path(tempfile.mkdtemp()) / "idx", Settings(), 4))
     >>> reader.read(), reader.runs
     (1, 2)
 """
@@ -31,7 +31,7 @@ import functools
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
-from ragkit.store.base import IndexStore
+from ragkit.store.base import IndexReader
 
 __all__ = ["one_generation"]
 
@@ -39,7 +39,10 @@ ATTEMPTS = 3  # after this many runs that each saw a commit, the last result is 
 
 
 class HasStore(Protocol):
-    store: IndexStore
+    @property
+    def store(self) -> IndexReader:
+        """The store the read reads (it needs only :meth:`IndexReader.committed_generation`)."""
+        ...
 
 
 S = TypeVar("S", bound=HasStore)

@@ -25,8 +25,8 @@ from typing import Any
 
 from ragkit.config import Settings
 from ragkit.paths import shared_data_dir
-from ragkit.store import DB_NAME, Store
-from ragkit.store.doctor import diagnose
+from ragkit.store import DB_NAME, FolderStore
+from ragkit.store.folder.doctor import diagnose
 
 CRANFIELD = shared_data_dir() / "beir" / "cranfield" / "corpus.jsonl"
 MODEL = "all-minilm-l6-v2"
@@ -50,7 +50,7 @@ def new_index(folder: Path, commit_every: int, **settings: Any) -> None:
     """An empty index for ``MODEL`` that commits every ``commit_every`` documents (and by the
     other ``settings``, e.g. ``commit_every_seconds``)."""
     chosen = Settings(embedding_model=MODEL, commit_every_documents=commit_every, **settings)
-    Store.create(folder, chosen, dimension=384).close()
+    FolderStore.create(folder, chosen, dimension=384).close()
 
 
 def ingest_command(corpus: Path, index: Path) -> list[str]:
@@ -107,7 +107,7 @@ def check(index: Path, figures: Figures, committed: set[str]) -> Spans:
         found = diagnose(index)
         if any(note.startswith("bm25-") for note in found.notes):
             figures.bm25_absent_after_kill += 1
-            store = Store.open(index)
+            store = FolderStore.open(index)
             store.ensure_sparse()  # what the first sparse search does
             store.close()
             found = diagnose(index)

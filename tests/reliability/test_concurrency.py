@@ -13,8 +13,8 @@ from killharness import ingest_command
 
 from conftest import MODEL
 from ragkit import Index, RagkitError
-from ragkit.store.doctor import diagnose
-from ragkit.store.lock import WriteLock
+from ragkit.store.folder.doctor import diagnose
+from ragkit.store.folder.lock import WriteLock
 
 
 @pytest.fixture(scope="module")

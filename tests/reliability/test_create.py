@@ -13,9 +13,9 @@ from killharness import ingest_command
 
 from ragkit import Index
 from ragkit.config import Settings
-from ragkit.store import DB_NAME, Store
-from ragkit.store.doctor import diagnose
-from ragkit.store.lock import WriteLock
+from ragkit.store import DB_NAME, FolderStore
+from ragkit.store.folder.doctor import diagnose
+from ragkit.store.folder.lock import WriteLock
 
 
 def test_two_first_ingests_into_a_new_folder(tmp_path: Path) -> None:
@@ -57,7 +57,7 @@ def test_a_creation_that_died_part_way_is_not_an_index(tmp_path: Path) -> None:
     half = folder / f".{DB_NAME}.999999.tmp"
     half.write_bytes(b"SQLite format 3\x00half")
     (folder / f"{DB_NAME}-wal").write_bytes(b"not ours")
-    store = Store.create(folder, Settings(embedding_model="m"), dimension=4)
+    store = FolderStore.create(folder, Settings(embedding_model="m"), dimension=4)
     assert store.counts() == {"documents": 0, "chunks": 0, "vectors": 0}
     store.close()
     assert not half.exists()

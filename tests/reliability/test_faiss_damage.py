@@ -12,7 +12,7 @@ import numpy as np
 
 from conftest import MODEL, cli
 from ragkit.store import DB_NAME
-from ragkit.store.manifest import write_manifest
+from ragkit.store.folder.manifest import write_manifest
 
 
 def _negate_stored_vector(folder: Path, generation: int) -> None:

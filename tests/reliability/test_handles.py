@@ -12,7 +12,7 @@ import pytest
 
 from conftest import MODEL
 from ragkit import Index
-from ragkit.store.doctor import diagnose
+from ragkit.store.folder.doctor import diagnose
 
 
 def test_a_handle_opened_before_the_first_ingest_follows_it(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from conftest import MODEL
 from ragkit import Index, RagkitError
 from ragkit.cli import app
 from ragkit.documents import load_paths
-from ragkit.store.doctor import diagnose
+from ragkit.store.folder.doctor import diagnose
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import MODEL
 from ragkit import Index
-from ragkit.store.doctor import diagnose
+from ragkit.store.folder.doctor import diagnose
 
 
 def _index(tmp_path: Path) -> Path:

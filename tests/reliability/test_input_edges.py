@@ -234,7 +234,7 @@ def test_a_full_disk_during_a_commit_is_one_error_and_the_index_is_unchanged(
 def test_faiss_finding_the_disk_full_is_one_line_on_the_command_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ragkit.store import vectors
+    from ragkit.store.folder import vectors
 
     docs, index = tmp_path / "docs", tmp_path / "index"
     _records(docs / "r.jsonl", '{"id": "a", "text": "Water boils at 100 C."}')

@@ -12,7 +12,7 @@ import pytest
 from conftest import MODEL
 from ragkit import Index
 from ragkit.search import dense
-from ragkit.store.doctor import diagnose
+from ragkit.store.folder.doctor import diagnose
 
 WORDS = [
     "amber",

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from conftest import MODEL
 from ragkit import Index, RagkitError
 from ragkit.cli import app
-from ragkit.store.doctor import diagnose
+from ragkit.store.folder.doctor import diagnose
 
 RUNNER = CliRunner()
 

@@ -23,11 +23,10 @@ from ragkit.config import Settings
 from ragkit.documents import Document
 from ragkit.paths import file_sha256
 from ragkit.search import dense
-from ragkit.store import Store
-from ragkit.store.doctor import diagnose, repair
-from ragkit.store.manifest import read_manifest, write_manifest
-from ragkit.store.store import PendingDocument
-from ragkit.store.vectors import committed
+from ragkit.store import FolderStore, PendingDocument
+from ragkit.store.folder.doctor import diagnose, repair
+from ragkit.store.folder.manifest import read_manifest, write_manifest
+from ragkit.store.folder.vectors import committed
 
 DIMENSION = 8
 # A tail of up to half the main index, at most 30 vectors.
@@ -49,15 +48,15 @@ def _pending(numbers: range, salt: int = 0) -> list[PendingDocument]:
     return documents
 
 
-def _store(folder: Path, **settings: float | str) -> Store:
-    return Store.create(folder, Settings(**{**TAIL, **settings}), dimension=DIMENSION)
+def _store(folder: Path, **settings: float | str) -> FolderStore:
+    return FolderStore.create(folder, Settings(**{**TAIL, **settings}), dimension=DIMENSION)
 
 
 def _files(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.glob("vectors-*"))
 
 
-def _nearest(store: Store, n: int, salt: int = 0) -> int:
+def _nearest(store: FolderStore, n: int, salt: int = 0) -> int:
     return store.search_vectors(_vector(n + salt)[0], k=1)[0][0]
 
 
@@ -89,14 +88,14 @@ def test_a_reader_loads_only_the_new_segments(tmp_path: Path) -> None:
     folder = tmp_path / "idx"
     writer = _store(folder)
     writer.commit(_pending(range(40)))
-    reader = Store.open(folder)
+    reader = FolderStore.open(folder)
     main = reader.vectors.main
     writer.commit(_pending(range(40, 45)))
     writer.commit(_pending(range(45, 50)))
     reader.refresh()
     assert reader.generation == 3 and reader.vectors.main is main
     assert reader.vectors.ntotal == 50
-    reopened = Store.open(folder)
+    reopened = FolderStore.open(folder)
     assert reopened.vectors.ntotal == 50 and reopened.vectors.tail.ntotal == 10
     for store in (writer, reader, reopened):
         store.close()
@@ -128,13 +127,14 @@ import os, signal, sys
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 from test_vector_tail import _pending
-from ragkit.store import Store, store as module
+from ragkit.store import FolderStore
+from ragkit.store.folder import store as module
 
 def killed(*args):
     os.kill(os.getpid(), signal.SIGKILL)  # the segment is written, SQLite not yet committed
 
 module.record = killed
-Store.open(Path({folder!r})).commit(_pending(range(45, 50)))
+FolderStore.open(Path({folder!r})).commit(_pending(range(45, 50)))
 """
 
 
@@ -149,7 +149,7 @@ def test_a_crash_between_segment_and_commit_leaves_the_old_generation(tmp_path: 
     assert died.returncode == -signal.SIGKILL
     assert (folder / "vectors-3-added.faiss").exists()  # written, named by no generation
 
-    store = Store.open(folder)
+    store = FolderStore.open(folder)
     assert store.generation == 2 and store.vectors.ntotal == store.counts()["chunks"] == 45
     found = diagnose(folder)
     assert found.healthy and any("leftover" in note for note in found.notes)
@@ -194,7 +194,7 @@ def test_doctor_finds_a_damaged_missing_or_unlisted_segment(tmp_path: Path) -> N
     fixed = repair(folder)
     assert fixed.healthy, fixed.problems
     assert _files(folder) == ["vectors-3.faiss"]
-    store = Store.open(folder)
+    store = FolderStore.open(folder)
     assert store.vectors.ntotal == 50 and store.vectors.tail.ntotal == 0
     store.close()
 
@@ -224,7 +224,7 @@ def test_a_damaged_segment_is_not_carried_by_the_next_commit(tmp_path: Path) -> 
         "vectors-1.faiss, vectors-2-added.faiss: 1 vectors differ from SQLite"
     ]
 
-    store = Store.open(folder)  # reads the damaged segment; its next commit compares it
+    store = FolderStore.open(folder)  # reads the damaged segment; its next commit compares it
     store.commit(_pending(range(45, 47)))
     assert _files(folder) == ["vectors-3.faiss"]  # rebuilt from SQLite, not appended to
     assert diagnose(folder).healthy
@@ -241,7 +241,7 @@ def test_an_index_without_a_stored_layout_opens_and_appends(tmp_path: Path) -> N
     store.close()
     with sqlite3.connect(folder / "ragkit.sqlite") as db:
         db.execute("DELETE FROM state WHERE key = 'vectors'")
-    store = Store.open(folder)
+    store = FolderStore.open(folder)
     assert store.vectors.ntotal == 40
     store.commit(_pending(range(40, 45)))
     assert _files(folder) == ["vectors-1.faiss", "vectors-2-added.faiss"]

@@ -20,7 +20,7 @@ from collections import Counter
 
 from ragkit.normalize.detect import RULES_VERSION
 from ragkit.store import language_rules
-from ragkit.store.doctor import Diagnosis
+from ragkit.store.diagnosis import Diagnosis
 from ragkit.store.milvus.address import MilvusAddress
 from ragkit.store.milvus.collections import id_list, scan
 from ragkit.store.milvus.store import MilvusStore

@@ -3,8 +3,9 @@
 One state row per document: name ``minhash:<first 40 hex digits of the SHA-256 of its key>``
 (a name of ragkit's own making, so expressions hold no user text), value the JSON object
 ``{"key", "signature" (base64), "group" (a key, or null)}`` — the same data as the folder's
-``near_duplicates`` table (:mod:`ragkit.store.near_duplicates`). Derived data, written after an
-ingest's commits; an index written before it existed has no such rows until its next ingest.
+``near_duplicates`` table (:mod:`ragkit.store.folder.near_duplicates`). Derived data, written
+after an ingest's commits; an index written before it existed has no such rows until its next
+ingest.
 
 Example:
     >>> row_name("/docs/a.txt")

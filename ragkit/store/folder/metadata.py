@@ -19,7 +19,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from ragkit.store.schema import DB_NAME
+from ragkit.store.folder.schema import DB_NAME
 
 
 @dataclass(frozen=True)

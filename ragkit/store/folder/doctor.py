@@ -1,12 +1,12 @@
-"""``ragkit doctor``: verify an index folder and rebuild its derived structures from SQLite.
+"""``ragkit doctor`` of an index folder: verify it and rebuild its derived structures from SQLite.
 
 Checks, in order: SQLite opens and passes ``quick_check``; the committed generation has its
-FAISS files (a main index and tail segments, :mod:`ragkit.store.vectors`); ``MANIFEST.json``
+FAISS files (a main index and tail segments, :mod:`ragkit.store.folder.vectors`); ``MANIFEST.json``
 names that generation and lists each of them, and its checksums match the files; FAISS ids,
 SQLite chunk ids and BM25 ids are the same set (BM25 may be absent — it is rebuilt on the first
 sparse search) and each FAISS vector is the one SQLite stores for its chunk; no chunk is stored
 twice; no chunk lacks its document; no files of other generations are left over; every
-document's metadata is JSON to SQLite (not ``NaN``: :mod:`ragkit.store.metadata`). SQLite is
+document's metadata is JSON to SQLite (not ``NaN``: :mod:`ragkit.store.folder.metadata`). SQLite is
 the source of truth: ``repair`` (under the writer lock) drops non-finite metadata values,
 rewrites the FAISS files of the committed generation as one main index and its BM25 folder from
 the stored vectors and terms, removes leftovers and rewrites the manifest.
@@ -15,7 +15,7 @@ Example:
     >>> import tempfile
     >>> from ragkit.config import Settings
     >>> folder = Path(tempfile.mkdtemp()) / "idx"
-    >>> Store.create(folder, Settings(embedding_model="m"), dimension=4).close()
+    >>> FolderStore.create(folder, Settings(embedding_model="m"), dimension=4).close()
     >>> diagnose(folder).healthy
     True
     >>> (folder / "vectors-0.faiss").write_bytes(b"junk") and diagnose(folder).healthy
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -37,44 +36,22 @@ from ragkit.config import Settings
 from ragkit.errors import IndexDamagedError, IndexNotFoundError, RagkitError
 from ragkit.search import dense
 from ragkit.search.sparse import SparseIndex
-from ragkit.store import DB_NAME, Store, language_rules, metadata, tokenizers, vectors
-from ragkit.store.lock import WriteLock
-from ragkit.store.manifest import (
+from ragkit.store import language_rules, tokenizers
+from ragkit.store.diagnosis import Diagnosis
+from ragkit.store.folder import metadata, vectors
+from ragkit.store.folder.lock import WriteLock
+from ragkit.store.folder.manifest import (
     MANIFEST_NAME,
     read_manifest,
     sparse_folder,
     vector_file,
     verify_checksums,
 )
-from ragkit.store.schema import connect, connect_read_only
-from ragkit.store.store import CREATION_SCRATCH, stored_vectors
+from ragkit.store.folder.schema import DB_NAME, connect, connect_read_only
+from ragkit.store.folder.store import CREATION_SCRATCH, FolderStore, stored_vectors
 
-REPAIR_HINT = "run `ragkit doctor --index {folder} --repair` to {repair}"
+FOLDER_REPAIR = "rebuild it from SQLite"
 FOLDER_CHECKS = "checksums and SQLite ↔ FAISS ↔ BM25 ids agree"
-
-
-@dataclass
-class Diagnosis:
-    """What :func:`diagnose` found: ``problems`` need a repair, ``notes`` do not. ``folder``
-    names the index (a folder, or a Milvus address); ``repair`` says what ``--repair`` does
-    there; ``checked`` what a healthy verdict vouches for (the backend's own checks)."""
-
-    folder: Path | str
-    generation: int = -1
-    counts: dict[str, int] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    repaired: list[str] = field(default_factory=list)
-    repair: str = "rebuild it from SQLite"
-    checked: str = FOLDER_CHECKS
-
-    @property
-    def healthy(self) -> bool:
-        return not self.problems
-
-    @property
-    def hint(self) -> str:
-        return REPAIR_HINT.format(folder=self.folder, repair=self.repair)
 
 
 def _chunk_ids(db: sqlite3.Connection) -> np.ndarray:
@@ -178,7 +155,7 @@ def _check_files(folder: Path, layout: vectors.Layout, found: Diagnosis) -> None
 def diagnose(folder: str | Path) -> Diagnosis:
     """Check ``folder`` without changing it."""
     folder = Path(folder)
-    found = Diagnosis(folder)
+    found = Diagnosis(folder, repair=FOLDER_REPAIR, checked=FOLDER_CHECKS)
     if not (folder / DB_NAME).is_file():
         raise IndexNotFoundError(f"{folder}: no ragkit index here ({DB_NAME} missing)")
     db = connect_read_only(folder)
@@ -241,7 +218,7 @@ def repair(folder: str | Path, wait: bool | float = True) -> Diagnosis:
                 vectors.record(db, vectors.Layout(target.name, (), {target.name: checksum}))
         finally:
             db.close()
-        store = Store.open(folder)
+        store = FolderStore.open(folder)
         try:
             shutil.rmtree(folder / sparse_folder(generation), ignore_errors=True)
             store.build_sparse()  # saves bm25-<G> and rewrites the manifest (lock held)

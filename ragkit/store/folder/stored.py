@@ -1,13 +1,13 @@
 """Committed documents read back whole — text, chunks, vectors, chunking record — in the form
-:meth:`ragkit.store.Store.commit` takes, so a derived part (languages, matching keys, sparse
+:meth:`ragkit.store.FolderStore.commit` takes, so a derived part (languages, matching keys, sparse
 terms) can be re-derived and committed again without re-embedding.
 
 Example:
     >>> import tempfile
     >>> from pathlib import Path
     >>> from ragkit.config import Settings
-    >>> from ragkit.store import Store
-    >>> store = Store.create(Path(tempfile.mkdtemp()) / "idx", Settings(), dimension=4)
+    >>> from ragkit.store import FolderStore
+    >>> store = FolderStore.create(Path(tempfile.mkdtemp()) / "idx", Settings(), dimension=4)
     >>> stored_documents(store.db, store.dimension, ["missing.txt"])
     []
 """

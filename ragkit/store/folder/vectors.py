@@ -7,7 +7,7 @@ generation B, and ``vectors-<G>-added.faiss``, the vectors the commit of generat
 list (:class:`Layout`) is stored in SQLite's ``state`` table under ``vectors`` by the same
 transaction that commits the generation, so the files a generation names always exist and are
 complete: they are written before that transaction, and a crash before it leaves only files no
-generation names (removed on the next commit, see ``Store.remove_stale_files``). An index
+generation names (removed on the next commit, see ``FolderStore.remove_stale_files``). An index
 written before tails existed has no ``vectors`` row: its generation G is ``vectors-<G>.faiss``.
 
 Each file's checksum is computed once, when it is written, and carried from one manifest to the
@@ -34,7 +34,7 @@ import numpy as np
 from ragkit.errors import IndexDamagedError, RagkitError
 from ragkit.paths import file_sha256
 from ragkit.search.dense import DenseVectors, held
-from ragkit.store.manifest import vector_file
+from ragkit.store.folder.manifest import vector_file
 
 STATE_KEY = "vectors"
 _FILE_NAME = re.compile(r"vectors-[0-9]+(-added)?\.faiss")

@@ -3,7 +3,7 @@
 ``ragkit.sqlite`` holds ``state`` (settings, dimension, generation), ``documents`` (one row per
 document, with its text and chunking record), ``chunks`` (offsets, text, matching key, sparse
 terms and vector of each chunk), ``runs`` (the ingest log) and ``near_duplicates`` (MinHash
-signatures and groups: :mod:`ragkit.store.near_duplicates`). :func:`connect` opens it in WAL
+signatures and groups: :mod:`ragkit.store.folder.near_duplicates`). :func:`connect` opens it in WAL
 mode with foreign keys on (read-only where the folder cannot be written); :func:`create_tables`
 makes a new one; :func:`migrate` adds the columns that indexes built by earlier versions lack,
 so they keep opening.
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ragkit.documents.discovery import INDEX_DATABASE
 from ragkit.store.filters import number_of, path_match
-from ragkit.store.near_duplicates import TABLE as NEAR_DUPLICATES
+from ragkit.store.folder.near_duplicates import TABLE as NEAR_DUPLICATES
 
 DB_NAME = INDEX_DATABASE  # discovery passes over folders holding it
 

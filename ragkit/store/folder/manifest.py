@@ -1,7 +1,7 @@
 """``MANIFEST.json``: the commit record of an index folder, with a checksum per derived file.
 
-Written after each commit (and after each BM25 build) by :class:`ragkit.store.Store`; read by
-:mod:`ragkit.store.doctor`, which recomputes the checksums. The file is replaced atomically
+Written after each commit (and after each BM25 build) by :class:`ragkit.store.FolderStore`; read by
+:mod:`ragkit.store.folder.doctor`, which recomputes the checksums. The file is replaced atomically
 (a unique temporary name, then ``os.replace``), so concurrent writers of the same generation
 never interleave bytes.
 
@@ -43,7 +43,7 @@ def checksums(
 ) -> dict[str, str]:
     """Checksums of generation ``generation``'s FAISS files and BM25 files (when present).
     ``vectors``: the FAISS files' names and checksums, known since they were written
-    (:mod:`ragkit.store.vectors`); without it, ``vectors-<generation>.faiss`` is hashed."""
+    (:mod:`ragkit.store.folder.vectors`); without it, ``vectors-<generation>.faiss`` is hashed."""
     if vectors is None:
         vectors = {vector_file(generation): file_sha256(folder / vector_file(generation))}
     files = dict(vectors)

@@ -3,8 +3,8 @@
 A damaged page may lie where only some reads reach it (the text of one chunk, a page of the
 documents table): the index opens, and a query fails part-way with ``database disk image is
 malformed`` or ``Could not decode to UTF-8``. :func:`names_damage` wraps the read methods of
-:class:`ragkit.store.Store` so such errors say which file is damaged and what to do, instead of
-surfacing as a traceback. A busy or locked database is not damage: those errors pass unchanged.
+:class:`ragkit.store.FolderStore` so such errors say which file is damaged and what to do,
+instead of surfacing as a traceback. A busy or locked database is not damage: those errors pass unchanged.
 
 Example:
     >>> import sqlite3
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 from ragkit.errors import IndexDamagedError
-from ragkit.store.schema import DB_NAME
+from ragkit.store.folder.schema import DB_NAME
 
 __all__ = ["damaged", "names_damage"]
 
@@ -48,7 +48,7 @@ _BUSY = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED (extended codes share the low byte)
 def damaged(folder: Path, error: sqlite3.DatabaseError) -> IndexDamagedError:
     """The error to raise for ``error``, met reading the database of the index at ``folder``."""
     detail = str(error) if len(str(error)) <= _SHOWN else f"{str(error)[: _SHOWN - 1]}…"
-    if detail == "malformed JSON":  # metadata with NaN or Infinity (ragkit.store.metadata)
+    if detail == "malformed JSON":  # metadata with NaN or Infinity (ragkit.store.folder.metadata)
         return IndexDamagedError(
             f"{folder / DB_NAME}: metadata that is not JSON (NaN or Infinity, written by an "
             f"earlier release); run `ragkit doctor --index {folder} --repair` to drop those values"
