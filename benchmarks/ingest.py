@@ -58,7 +58,7 @@ from ragkit.embed import Encoder
 from ragkit.embed.models import ENGLISH_MODEL
 from ragkit.embed.static import StaticEncoder, static_folder
 from ragkit.pipeline import LocalStages, PreparedDocument
-from ragkit.pipeline.ingest import EncoderSource
+from ragkit.pipeline.scheduling import EncoderSource
 
 DATA = BEIR / "cranfield"
 

@@ -18,7 +18,7 @@ from ragkit import Index
 from ragkit.config import Settings
 from ragkit.documents import Document, LoadResult
 from ragkit.pipeline import LocalStages
-from ragkit.pipeline.ingest import EncoderSource
+from ragkit.pipeline.scheduling import EncoderSource
 from ragkit.pipeline.stages import PreparedDocument
 
 GROUP = 3

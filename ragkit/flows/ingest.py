@@ -57,7 +57,7 @@ from ragkit.index import Index
 from ragkit.paths import file_sha256
 from ragkit.pipeline import DocumentChunker, IngestReport, PreparedDocument, chunk_embed, prepare
 from ragkit.pipeline import load as load_file
-from ragkit.pipeline.ingest import EncoderSource
+from ragkit.pipeline.scheduling import EncoderSource
 from ragkit.store import IndexStore, PendingDocument
 from ragkit.store.address import default_name, is_milvus, open_store
 from ragkit.store.milvus.address import parse_milvus

@@ -7,13 +7,9 @@ Example:
     'الي'
 """
 
-from ragkit.pipeline.ingest import (
-    Ingest,
-    IngestReport,
-    IngestStages,
-    LocalStages,
-    ProgressCallback,
-)
+from ragkit.pipeline.ingest import Ingest
+from ragkit.pipeline.report import IngestReport, ProgressCallback
+from ragkit.pipeline.scheduling import IngestStages, LocalStages
 from ragkit.pipeline.stages import (
     DocumentChunker,
     PreparedDocument,

@@ -25,11 +25,11 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -37,16 +37,9 @@ from ragkit.config import Settings
 from ragkit.documents import (
     Document,
     Identified,
-    LoadResult,
-    SkippedFile,
-    discover,
-    load_files,
-    max_file_bytes,
 )
 from ragkit.documents.discovery import others_than
 from ragkit.documents.given import RecordReader, is_record_source
-from ragkit.documents.load import report_reads
-from ragkit.documents.options import LoadOptions
 from ragkit.documents.stream import windows
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_MODEL, MINILM_NAMES, MULTILINGUAL_MODEL, choose_model
@@ -67,13 +60,11 @@ from ragkit.pipeline.plan import (
     stale_records,
     without_oversized,
 )
+from ragkit.pipeline.report import TIMED, IngestReport, ProgressCallback
+from ragkit.pipeline.scheduling import EncoderSource, IngestStages
 from ragkit.pipeline.stages import (
-    DocumentChunker,
-    PreparedDocument,
     attach_vectors,
-    chunk_embed,
     embedding_texts,
-    prepare,
 )
 from ragkit.pipeline.streaming import (
     DocumentFacts,
@@ -86,157 +77,6 @@ from ragkit.pipeline.streaming import (
 from ragkit.store import IndexStore, PendingDocument
 
 log = logging.getLogger(__name__)
-
-ProgressCallback = Callable[[str, int, int], None]
-"""``(stage, done, total)``, each count from the start of the run, a total of 0 unknown: per
-phase, ``("chunk", n, total)`` documents chunked, ``("embed", n, 0)`` chunks embedded (per
-encoder batch while a step embeds; how many there will be is not known before chunking) and
-``("documents", n, total)`` documents committed; all three are reported (``n = 0``) once the
-documents to ingest are known, in that order. Records read over time (:meth:`Ingest.run_records`)
-raise the totals as each window of them is read."""
-
-# The stages timed after loading, in IngestReport.seconds (then "sparse", BM25 once at the end).
-TIMED = ("chunk", "normalize", "embed", "commit", "near_duplicates")
-
-EncoderSource = Callable[[], Encoder]
-"""The index's encoder, loaded on first call (the Prefect stages load their own per worker)."""
-
-
-@dataclass
-class IngestReport:
-    """What an ingest did: counts, per-file skip reasons and time per stage (seconds)."""
-
-    files_seen: int = 0
-    records_seen: int = 0  # records given from Python or standard input (Index.add)
-    documents_added: int = 0
-    documents_unchanged: int = 0
-    documents_removed: int = 0
-    documents_renamed: int = 0
-    chunks_added: int = 0
-    chunks_embedded: int = 0  # distinct texts embedded (a text repeated is embedded once)
-    documents_copied: int = 0  # copies of stored content: not chunked or embedded again
-    near_duplicate_documents: int = 0  # after this run: documents in near-duplicate groups
-    near_duplicate_groups: int = 0
-    skipped: list[SkippedFile] = field(default_factory=list)
-    seconds: dict[str, float] = field(default_factory=dict)
-    generation: int = 0
-    model_choice: str = ""  # the model an ``auto`` index chose at this ingest, and why
-    languages_from_collection: int = 0  # documents too short to tell, given the collection's
-
-    def record_loaded(self, documents: Sequence[Identified], skipped: list[SkippedFile]) -> None:
-        """Count the files seen (those that gave documents, and skipped ones) and keep the
-        skip reasons."""
-        self.skipped = list(skipped)
-        self.files_seen = len({d.source for d in documents}) + len(skipped)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "files_seen": self.files_seen,
-            "records_seen": self.records_seen,
-            "documents_added": self.documents_added,
-            "documents_unchanged": self.documents_unchanged,
-            "documents_removed": self.documents_removed,
-            "documents_renamed": self.documents_renamed,
-            "chunks_added": self.chunks_added,
-            "chunks_embedded": self.chunks_embedded,
-            "documents_copied": self.documents_copied,
-            "near_duplicate_documents": self.near_duplicate_documents,
-            "near_duplicate_groups": self.near_duplicate_groups,
-            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
-            "seconds": self.seconds,
-            "generation": self.generation,
-            "model_choice": self.model_choice,
-            "languages_from_collection": self.languages_from_collection,
-        }
-
-
-class IngestStages(Protocol):
-    """The stages an ingest may schedule its own way: loading, preparing (chunk + normalize),
-    embedding, and committing (always in the writer's process). ``seconds`` accumulates stage
-    times into the report."""
-
-    def discover(self, roots: list[Path]) -> tuple[list[Path], list[SkippedFile]]:
-        """The files to read under ``roots``, and the entries passed over."""
-        ...
-
-    def load_files(self, files: list[Path]) -> LoadResult:
-        """The documents of ``files`` (one group of those :meth:`discover` found, in order);
-        what cannot be loaded is a skipped file."""
-        ...
-
-    def prepare(
-        self,
-        documents: list[Document],
-        settings: Settings,
-        encoder: EncoderSource,
-        seconds: dict[str, float],
-    ) -> list[PreparedDocument]:
-        """``documents`` chunked and normalized, in order."""
-        ...
-
-    def embed(
-        self,
-        texts: list[str],
-        settings: Settings,
-        encoder: EncoderSource,
-        progress: Callable[[int], None] | None,
-    ) -> np.ndarray:
-        """One vector per text, in order."""
-        ...
-
-    def commit(self, store: IndexStore, pending: list[PendingDocument]) -> int:
-        """Commit one batch as a new generation, in this process (the one writer)."""
-        ...
-
-
-class LocalStages:
-    """Every stage in this process, with the index's own encoder (``ragkit ingest``).
-
-    The chunker is made once per settings, so adaptive scoring and the ``semantic`` chunker
-    embed with the same encoder as the chunks. ``loading`` chooses the files read under the
-    roots (include/exclude globs) and the text field of records.
-    """
-
-    def __init__(self, loading: LoadOptions | None = None) -> None:
-        self._chunkers: dict[str, DocumentChunker] = {}
-        self.loading = loading or LoadOptions()
-        self._reads = (0, 0)  # files read, files found (reported while reading in groups)
-
-    def discover(self, roots: list[Path]) -> tuple[list[Path], list[SkippedFile]]:
-        files, skipped = discover(roots, self.loading)
-        max_file_bytes()  # a bad RAGKIT_MAX_FILE_MB fails the whole run, not every file
-        self._reads = (0, len(files))
-        report_reads(0, len(files))
-        return files, skipped
-
-    def load_files(self, files: list[Path]) -> LoadResult:
-        done, total = self._reads
-        self._reads = (done + len(files), total)
-        return load_files(files, self.loading, done, total)
-
-    def prepare(
-        self,
-        documents: list[Document],
-        settings: Settings,
-        encoder: EncoderSource,
-        seconds: dict[str, float],
-    ) -> list[PreparedDocument]:
-        key = settings.model_dump_json()
-        if key not in self._chunkers:
-            self._chunkers[key] = DocumentChunker(settings, embed=chunk_embed(settings, encoder))
-        return prepare(documents, self._chunkers[key], settings, seconds)
-
-    def embed(
-        self,
-        texts: list[str],
-        settings: Settings,
-        encoder: EncoderSource,
-        progress: Callable[[int], None] | None,
-    ) -> np.ndarray:
-        return encoder().encode_passages(texts, progress=progress)
-
-    def commit(self, store: IndexStore, pending: list[PendingDocument]) -> int:
-        return store.commit(pending)
 
 
 @dataclass

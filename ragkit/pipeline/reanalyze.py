@@ -26,8 +26,8 @@ import numpy as np
 from ragkit.config import Settings
 from ragkit.documents import Document, iter_batches
 from ragkit.normalize.profile import LanguageProfile
-from ragkit.pipeline.ingest import EncoderSource
 from ragkit.pipeline.languages import resolve_documents
+from ragkit.pipeline.scheduling import EncoderSource
 from ragkit.pipeline.stages import (
     PreparedDocument,
     embedding_texts,
