@@ -38,7 +38,7 @@ demo: install
 	$(VENV)/bin/ragkit query "convert temperature from Celsius to Fahrenheit" --index .demo-index -k 5
 	$(VENV)/bin/ragkit query "أي العمل أحب إلى الله؟ الصلاة على وقتها" --index .demo-index -k 3
 
-# The inspection page's browser tests (tests/test_page.py): Playwright for Python (the page
+# The inspection page's browser tests (tests/serve/test_page.py): Playwright for Python (the page
 # extra) driving Debian's chromium, apt-installed when missing (as root, or with sudo that asks
 # no password); without a browser those tests skip and say why.
 BROWSER_STAMP := $(VENV)/.browser-installed

@@ -22,7 +22,7 @@ Every figure is drawn from files in the repository; nothing is measured here:
   (``ingest.json``, ``chunking.json``) and retrieval per chunker (``chunking.json``).
 
 The same inputs give the same bytes (``svg.hashsalt`` fixed, no date), so a figure that no
-longer matches its JSON shows up as a diff (``tests/test_plots.py``).
+longer matches its JSON shows up as a diff (``tests/project/test_plots.py``).
 """
 
 from __future__ import annotations

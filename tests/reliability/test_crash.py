@@ -20,7 +20,7 @@ from killharness import (
     spans,
 )
 
-from ragkit.store.doctor import diagnose
+from ragkit.store.folder.doctor import diagnose
 
 pytestmark = pytest.mark.slow
 log = logging.getLogger(__name__)

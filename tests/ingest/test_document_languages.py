@@ -72,7 +72,7 @@ def test_a_short_document_in_a_french_collection_is_french(tmp_path: Path) -> No
 
 
 def test_mixed_collection_records_each_documents_language(tmp_path: Path) -> None:
-    examples = Path(__file__).resolve().parents[1] / "examples"
+    examples = Path(__file__).resolve().parents[2] / "examples"
     index = Index.open(tmp_path / "index", create=True)
     report = index.ingest([examples])
     assert report.model_choice.startswith("multilingual-e5-small (share of the text by language:")

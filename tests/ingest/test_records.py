@@ -330,7 +330,7 @@ def _json_entries(output: str) -> list[dict[str, object]]:
 
 
 def test_the_records_page_example_runs(tmp_path: Path, monkeypatch, capsys) -> None:
-    page = (Path(__file__).parents[1] / "docs" / "records.md").read_text(encoding="utf-8")
+    page = (Path(__file__).parents[2] / "docs" / "records.md").read_text(encoding="utf-8")
     example = page.split("```python\n", 1)[1].split("```", 1)[0]
     monkeypatch.chdir(tmp_path)
     exec(compile(example, "docs/records.md", "exec"), {})  # noqa: S102 - the page's own code

@@ -34,7 +34,7 @@ from ragkit.tokenize.build import (
 )
 from ragkit.tokenize.figures import measure, sentencepiece_counter
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _texts(language_folder: str) -> list[str]:

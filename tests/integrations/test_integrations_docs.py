@@ -14,7 +14,7 @@ import pytest
 
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")  # before haystack loads
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "frameworks.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "frameworks.md"
 SECTION = re.compile(r"^## (.+)$", re.MULTILINE)
 EXAMPLE = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 FRAMEWORK_MODULES = {

@@ -23,7 +23,7 @@ from ragkit.normalize.arabic import ArabicOptions
 from ragkit.normalize.base import Normalized
 from ragkit.normalize.pipeline import Pipeline
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 EDGE_CASES = [
     "",

@@ -90,7 +90,7 @@ def test_served_deployment_runs_on_a_real_server(tmp_path: Path, corpus: Path) -
                 *("--cron", "0 2 * * *", "--name", "nightly", "--model", MODEL),
             ],
             env=env,
-            cwd=Path(__file__).resolve().parents[1],
+            cwd=Path(__file__).resolve().parents[2],
             stdout=serve_log.open("w"),
             stderr=subprocess.STDOUT,
             start_new_session=True,

@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "docs" / "plots.py"
 RESULTS = ROOT / "benchmarks" / "results"
 COMMITTED = ROOT / "docs" / "assets" / "plots"

@@ -1,7 +1,7 @@
 """The query path of :class:`ragkit.embed.Encoder`: a direct forward pass that must give the
 vectors sentence-transformers' ``encode`` gives, for short and long, English and Arabic
 queries, one at a time or several padded together (single queries on ONNX Runtime:
-tests/test_onnx_query.py)."""
+tests/embed/test_onnx_query.py)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from ragkit.cli import app
 from ragkit.documents import Document
 from ragkit.pipeline.identity import StoredIdentity, plan_renames
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def _ragkit(*args: str, cwd: Path) -> Result:
