@@ -245,22 +245,15 @@ class Index:
         document keyed by its id, through the same pipeline as files (languages, adaptive
         chunking, normalization, embedding), under the index's writer lock.
 
-        A record whose fields are unchanged since it was added is skipped; a changed one is
-        indexed again. A record that cannot be a document (no id or text, text that is not a
-        string, an id given twice in one call, unknown fields…) is reported in the returned
-        report's ``skipped`` by its place and id; the others are indexed. ``source`` names
-        the collection the records belong to (``<name>``, default ``<records>``; it is each
-        hit's ``source`` and a filter/``delete`` pattern); with ``prune`` the stored records
-        of ``source`` that this call does not give are removed. ``wait`` and ``progress`` as
-        in :meth:`ingest`; ``max_delete`` and ``prune_empty`` as there (a call that gives no
-        record at all prunes nothing unless ``prune_empty``). Remove records by id with
-        :meth:`delete`.
-
-        ``records`` are read as they come, under the writer lock: a generator over a long
-        query or a feed is committed window by window — every ``commit_every_documents``
-        records or ``commit_every_seconds`` — so what it gave is searchable (and kept if the
-        process dies) while it goes on, and memory holds one window. A prune happens, and its
-        limits are checked, once ``records`` end.
+        An unchanged record is skipped, a changed one indexed again; one that cannot be a
+        document (no id or text, an id given twice, unknown fields…) is reported in the
+        report's ``skipped`` and the others are indexed. ``source`` names the records'
+        collection (``<records>`` by default; each hit's ``source``); with ``prune`` its stored
+        records this call does not give are removed, once ``records`` end (``max_delete``,
+        ``prune_empty`` as in :meth:`ingest`). ``records`` are read as they come and committed
+        window by window (``commit_every_documents`` records or ``commit_every_seconds``), so a
+        long generator's records are searchable, and kept, while it goes on. See
+        docs/records.md.
 
         Example:
             >>> with Index.open("my-index", create=True) as index:  # doctest: +SKIP
