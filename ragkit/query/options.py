@@ -18,7 +18,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -29,6 +29,7 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
+from typing_extensions import TypeAliasType
 
 from ragkit.errors import InvalidArgumentError, RagkitError, validation_message
 from ragkit.normalize.detect import check_language
@@ -38,6 +39,13 @@ from ragkit.search.fusion import FusionMethod, SearchMode
 from ragkit.search.phrase import PhraseEvidence
 
 FILTERS_EXAMPLE = '{"language": "ar", "year": {">=": 2000}}'
+# A filter's value: text, a number (finite: NaN and Infinity are no JSON numbers and match
+# nothing), a boolean, null, or lists and objects of them ({">=": 2000}, ["fa", "ar"]).
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+FilterValue = TypeAliasType(
+    "FilterValue",
+    "str | bool | int | FiniteFloat | None | list[FilterValue] | dict[str, FilterValue]",
+)
 
 
 class SearchOptions(BaseModel):
@@ -47,7 +55,7 @@ class SearchOptions(BaseModel):
 
     k: StrictInt = Field(10, ge=1, description="Number of hits.")
     mode: SearchMode = Field("hybrid", description="hybrid (dense + BM25, fused), dense or sparse.")
-    filters: dict[str, Any] | None = Field(
+    filters: dict[str, FilterValue] | None = Field(
         None,
         description="Keep chunks whose document matches every entry: language, source (a "
         "glob) or a metadata key; a list of values matches any of them, "
@@ -138,6 +146,8 @@ def refusal(error: ValidationError, given: dict[str, Any]) -> str:
     if name == "mode":
         return f"search mode {value!r}: use one of {', '.join(choices('mode'))}"
     if name == "filters":
+        if any(each["type"] == "finite_number" for each in error.errors()):
+            return "filters: NaN and Infinity are no JSON numbers; give finite numbers"
         return f"filters={value!r:.60}: give a dict of field → value, e.g. {FILTERS_EXAMPLE}"
     if name in ("fusion", "feedback", "document_evidence", "phrase_evidence"):
         return f"{name}={value!r}: use one of {', '.join(choices(name))}"

@@ -5,22 +5,14 @@ finite numbers.
   limit (:class:`BodyLimit`, an ASGI middleware counting what arrives); a ``query`` over
   :attr:`Limits.max_query_chars` characters is 422. A 50 MB query would otherwise be
   normalized, tokenized and embedded (tens of seconds, gigabytes).
-- ``NaN`` and ``Infinity`` (which Python's JSON parser accepts) are 422: :func:`finite`
-  rejects them wherever they are in the body, and validation errors are answered without
-  echoing the input, whose non-finite numbers JSON cannot carry (they used to make the error
-  response itself fail with a 500).
-
-Example:
-    >>> finite({"k": 3, "filters": {"year": {">=": 2000}}})
-    >>> finite({"k": float("nan")})
-    Traceback (most recent call last):
-    ...
-    ValueError: k: NaN is not a JSON number; send finite numbers only
+- ``NaN`` and ``Infinity`` (which Python's JSON parser accepts) are 422: the request model
+  refuses them wherever they are (pydantic, ``allow_inf_nan=False``), and validation errors are
+  answered without echoing the input, whose non-finite numbers JSON cannot carry (they used to
+  make the error response itself fail with a 500).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
@@ -43,21 +35,6 @@ class Limits:
 
     max_body_bytes: int = 1_048_576
     max_query_chars: int = 10_000
-
-
-def finite(value: Any, where: str = "") -> None:
-    """Raise ``ValueError`` naming the field when ``value`` holds a NaN or an infinity."""
-    if isinstance(value, float) and not math.isfinite(value):
-        name = "NaN" if math.isnan(value) else "Infinity"
-        raise ValueError(
-            f"{where or 'body'}: {name} is not a JSON number; send finite numbers only"
-        )
-    if isinstance(value, dict):
-        for key, item in value.items():
-            finite(item, f"{where}.{key}" if where else str(key))
-    elif isinstance(value, list):
-        for position, item in enumerate(value):
-            finite(item, f"{where}[{position}]")
 
 
 async def validation_failed(_: Request, error: Exception) -> JSONResponse:

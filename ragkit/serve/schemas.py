@@ -19,19 +19,19 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, Field, StrictInt, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from ragkit.index import Hit
 from ragkit.query import SearchOptions
-from ragkit.serve.limits import finite
 from ragkit.serve.views import HitExplanation
 
 
 class SearchRequest(SearchOptions):
     """``POST /search``: the query, the index name and the search options
-    (:class:`ragkit.query.SearchOptions`, every field of it), plus ``explain``."""
+    (:class:`ragkit.query.SearchOptions`, every field of it), plus ``explain``. A number must be
+    finite wherever it is (``allow_inf_nan=False``; filter values are finite by their type)."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
 
     query: str = Field(description="The query; it needs at least one letter or digit.")
     index: str | None = Field(
@@ -43,12 +43,6 @@ class SearchRequest(SearchOptions):
         description="Also return 'explanations': each hit's dense and sparse parts of its "
         "first-stage score and the original text around its span (the same hits either way).",
     )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _finite(cls, data: Any) -> Any:
-        finite(data)
-        return data
 
     @field_validator("query")
     @classmethod

@@ -50,7 +50,8 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
 def test_non_finite_numbers_are_422(client: TestClient, body: str) -> None:
     answer = client.post("/search", content=body, headers={"content-type": "application/json"})
     assert answer.status_code == 422, answer.text
-    assert "not a JSON number" in answer.text
+    problems = answer.json()["detail"]
+    assert problems and all(problem["loc"] and "input" not in problem for problem in problems)
 
 
 def test_a_validation_error_never_echoes_its_input(client: TestClient) -> None:
@@ -90,7 +91,7 @@ def test_a_rebuilt_index_folder_is_reopened(tmp_path: Path) -> None:
     assert "Water" in client.post("/search", json={"query": "water"}).json()["hits"][0]["text"]
     shutil.rmtree(index)
     answer = client.post("/search", json={"query": "water"})
-    assert answer.status_code == 422 and "no ragkit index there any more" in answer.text
+    assert answer.status_code == 404 and "no ragkit index there any more" in answer.text
     rebuilt = _build(tmp_path / "second", "Glaciers carve deep valleys in mountains.")
     shutil.move(rebuilt, index)
     hits = client.post("/search", json={"query": "glaciers"}).json()["hits"]
