@@ -24,6 +24,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    Strict,
     StrictBool,
     StrictInt,
     ValidationError,
@@ -42,9 +43,10 @@ FILTERS_EXAMPLE = '{"language": "ar", "year": {">=": 2000}}'
 # A filter's value: text, a number (finite: NaN and Infinity are no JSON numbers and match
 # nothing), a boolean, null, or lists and objects of them ({">=": 2000}, ["fa", "ar"]).
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+StrictList = Annotated[list["FilterValue"], Strict()]  # a list, not a set or tuple made one
 FilterValue = TypeAliasType(
     "FilterValue",
-    "str | bool | int | FiniteFloat | None | list[FilterValue] | dict[str, FilterValue]",
+    "str | bool | int | FiniteFloat | None | StrictList | dict[str, FilterValue]",
 )
 
 
@@ -148,6 +150,9 @@ def refusal(error: ValidationError, given: dict[str, Any]) -> str:
     if name == "filters":
         if any(each["type"] == "finite_number" for each in error.errors()):
             return "filters: NaN and Infinity are no JSON numbers; give finite numbers"
+        key = problem["loc"][1] if len(problem["loc"]) > 1 else None
+        if isinstance(value, dict) and key in value:  # as the store's filters say it
+            return f"filter {key!r}: match a string or a number, not {type(value[key]).__name__}"
         return f"filters={value!r:.60}: give a dict of field → value, e.g. {FILTERS_EXAMPLE}"
     if name in ("fusion", "feedback", "document_evidence", "phrase_evidence"):
         return f"{name}={value!r}: use one of {', '.join(choices(name))}"
