@@ -1,6 +1,6 @@
 """Kill `ragkit ingest` with SIGKILL at random points, then check the index and resume.
 
-Shared by ``test_crash.py`` (≥ 20 trials) and ``benchmarks/reliability.py`` (more; imported
+Shared by ``test_crash.py`` (12 trials) and ``benchmarks/reliability.py`` (more; imported
 there as ``tests.reliability.killharness``, so no test-only imports here). After each
 kill the index must open, SQLite chunk ids = FAISS ids = BM25 ids (BM25 rebuilt from SQLite
 when the crash left it absent), no chunk span stored twice, and no document committed by an
