@@ -204,7 +204,7 @@ def test_retrain_on_shared_data_beats_mfr(tmp_path: Path) -> None:
     pytest.importorskip("lightgbm", reason="training needs LightGBM")
     pytest.importorskip("symspellpy", reason="training needs symspellpy's bigram list")
     report = train_lexical(
-        DATA / "train.norm", DATA / "dev.norm", tmp_path / "m.json.gz", folds=3, trees=60
+        DATA / "train.norm", DATA / "dev.norm", tmp_path / "m.json.gz", folds=5, trees=60
     )
     assert report.leave_as_is.err == 0.0
     assert report.dev.overall.err > report.most_frequent.err > 0.3
