@@ -20,10 +20,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ragkit.config import Settings
 from ragkit.embed import Encoder
 from ragkit.pipeline.near_duplicates import THRESHOLD as NEAR_DUPLICATE_THRESHOLD
-from ragkit.query.analyze import analyze, route
+from ragkit.query.analyze import Analyzed, analyze, route
 from ragkit.query.hits import Hit, hit_of
 from ragkit.query.options import SearchOptions
 from ragkit.query.passes import (
@@ -69,7 +71,11 @@ class Search:
         each with its contribution when ``explain`` (else None)."""
         if options.rerank:
             return self.reranked(query, options, explain)
-        return self.first_stage(query, options, explain, max(options.k, self.settings.fusion_depth))
+        allowed = self.store.filtered_chunk_ids(options.filters) if options.filters else None
+        languages = route(query, options.language, self.store)
+        analyzed = analyze(query, languages, options.mode, self.settings, self.encoder)
+        depth = max(options.k, self.settings.fusion_depth)
+        return self.first_stage(analyzed, allowed, options, explain, depth)
 
     def reranked(self, query: str, options: SearchOptions, explain: bool) -> Found:
         """The first stage's top ``rerank_depth`` reordered by the groupwise reranker."""
@@ -80,15 +86,19 @@ class Search:
         reranked = self.reranker().rerank_hits(query, [hit for hit, _ in candidates], options.k)
         return [(hit, parts[hit.key, hit.start, hit.end]) for hit in reranked]
 
-    def first_stage(self, query: str, options: SearchOptions, explain: bool, depth: int) -> Found:
-        """Route, analyze, the lists and the evidence stages, then collapse: ``depth``
-        candidates from each list, widened (×4) while copies leave fewer than k passages."""
+    def first_stage(
+        self,
+        analyzed: Analyzed,
+        allowed: np.ndarray | None,
+        options: SearchOptions,
+        explain: bool,
+        depth: int,
+    ) -> Found:
+        """The lists and the evidence stages over the ``allowed`` chunks (None: all), then
+        collapse: ``depth`` candidates from each list, widened (×4) while copies leave fewer
+        than k passages."""
         settings = self.settings
-        allowed = self.store.filtered_chunk_ids(options.filters) if options.filters else None
         mode, method = options.mode, options.fusion or settings.fusion
-        analyzed = analyze(
-            query, route(query, options.language, self.store), mode, settings, self.encoder
-        )
         languages = analyzed.languages
         vector, terms = analyzed.vector, analyzed.terms
         lists = first_stage(self.store, settings, mode, method, vector, terms, depth, allowed)
@@ -112,11 +122,12 @@ class Search:
         if not folding:
             rows = self.store.chunks_by_id(i for i, _ in scored[: options.k])
             return [(hit_of(rows[i], s), parts.get(i)) for i, s in scored[: options.k] if i in rows]
-        return self.collapsed(query, options, explain, depth, scored, parts)
+        return self.collapsed(analyzed, allowed, options, explain, depth, scored, parts)
 
     def collapsed(
         self,
-        query: str,
+        analyzed: Analyzed,
+        allowed: np.ndarray | None,
         options: SearchOptions,
         explain: bool,
         depth: int,
@@ -124,7 +135,7 @@ class Search:
         parts: Parts,
     ) -> Found:
         """The first k distinct passages of ``scored``; when copies filled the candidates,
-        the first stage again with a pool four times as deep (up to
+        the first stage again (the query analyzed once) with a pool four times as deep (up to
         :data:`~ragkit.search.collapse.MAX_COLLAPSE_DEPTH`), so that k distinct passages come
         back whenever the index holds them and each lists all of its copies."""
         found = distinct(
@@ -138,7 +149,7 @@ class Search:
         )
         short = len(found.passages) < options.k or found.runs_on
         if short and len(scored) >= depth and depth < MAX_COLLAPSE_DEPTH:
-            return self.first_stage(query, options, explain, depth * 4)
+            return self.first_stage(analyzed, allowed, options, explain, depth * 4)
         return [
             (hit_of(row, score, copies), parts.get(row.chunk_id))
             for row, score, copies in found.passages
