@@ -1,5 +1,5 @@
 """pytest at the repository root: the doctests of framework components whose framework is not
-installed (``pip install "ragkit[langchain]"`` and the like) are not collected, and Haystack
+installed (``pip install "ragkit-pipeline[langchain]"`` and the like) are not collected, and Haystack
 sends no usage data from tests (it would try at import)."""
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from ragkit.index import Hit, Index
 from ragkit.pipeline import IngestReport
 
 try:
-    __version__ = version("ragkit")
+    __version__ = version("ragkit-pipeline")
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0+unknown"
 

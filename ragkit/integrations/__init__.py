@@ -2,14 +2,14 @@
 
 Each framework is an optional extra, imported only by its own module:
 
-- :mod:`ragkit.integrations.langchain` (``pip install "ragkit[langchain]"``):
+- :mod:`ragkit.integrations.langchain` (``pip install "ragkit-pipeline[langchain]"``):
   :class:`~ragkit.integrations.langchain.RagkitVectorStore` (a ``VectorStore`` over an
   :class:`~ragkit.Index`) and :class:`~ragkit.integrations.langchain.RagkitTextSplitter`
   (ragkit's adaptive chunker as a ``TextSplitter``);
-- :mod:`ragkit.integrations.llama_index` (``pip install "ragkit[llama-index]"``):
+- :mod:`ragkit.integrations.llama_index` (``pip install "ragkit-pipeline[llama-index]"``):
   :class:`~ragkit.integrations.llama_index.RagkitRetriever` (a ``BaseRetriever``) and
   :class:`~ragkit.integrations.llama_index.RagkitNodeParser` (a ``NodeParser``);
-- :mod:`ragkit.integrations.haystack` (``pip install "ragkit[haystack]"``):
+- :mod:`ragkit.integrations.haystack` (``pip install "ragkit-pipeline[haystack]"``):
   :class:`~ragkit.integrations.haystack.RagkitRetriever` and
   :class:`~ragkit.integrations.haystack.RagkitDocumentSplitter` (``@component`` classes).
 
@@ -21,5 +21,5 @@ that names the extra to install.
 Example:
     >>> from ragkit.integrations.common import install_hint
     >>> install_hint("langchain")
-    'pip install "ragkit[langchain]"'
+    'pip install "ragkit-pipeline[langchain]"'
 """

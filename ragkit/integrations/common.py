@@ -39,7 +39,7 @@ SCALARS = (str, int, float, bool, type(None))  # what == and in compare with
 
 def install_hint(extra: str) -> str:
     """The command that installs a framework extra."""
-    return f'pip install "ragkit[{extra}]"'
+    return f'pip install "ragkit-pipeline[{extra}]"'
 
 
 class FrameworkNotInstalled(RagkitError, ImportError):
@@ -48,7 +48,7 @@ class FrameworkNotInstalled(RagkitError, ImportError):
 
     Example:
         >>> str(FrameworkNotInstalled.of("haystack-ai", "haystack", ImportError("no haystack")))
-        'haystack-ai is not installed (no haystack); install it with pip install "ragkit[haystack]"'
+        'haystack-ai is not installed (no haystack); install it with pip install "ragkit-pipeline[haystack]"'
     """
 
     @classmethod

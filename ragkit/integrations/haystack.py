@@ -1,4 +1,4 @@
-"""Haystack 2 components (``pip install "ragkit[haystack]"``): a retriever over a ragkit
+"""Haystack 2 components (``pip install "ragkit-pipeline[haystack]"``): a retriever over a ragkit
 index and a splitter running ragkit's adaptive chunker, both ``@component`` classes.
 
 Their documents carry offsets the way Haystack's ``DocumentSplitter`` writes them:

@@ -1,4 +1,4 @@
-"""LangChain components (``pip install "ragkit[langchain]"``): a ragkit index as a
+"""LangChain components (``pip install "ragkit-pipeline[langchain]"``): a ragkit index as a
 ``VectorStore`` and ragkit's adaptive chunker as a ``TextSplitter``.
 
 :class:`RagkitVectorStore` embeds, chunks and searches with ragkit (hybrid dense + BM25

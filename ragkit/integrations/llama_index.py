@@ -1,4 +1,4 @@
-"""LlamaIndex components (``pip install "ragkit[llama-index]"``): a ragkit index as a
+"""LlamaIndex components (``pip install "ragkit-pipeline[llama-index]"``): a ragkit index as a
 ``BaseRetriever`` and ragkit's adaptive chunker as a ``NodeParser``.
 
 :class:`RagkitRetriever` returns ``NodeWithScore`` objects whose ``TextNode`` carries the

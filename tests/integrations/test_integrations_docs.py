@@ -72,6 +72,6 @@ def test_a_missing_framework_names_its_extra(
     for name in [framework, *(m for m in sys.modules if m.startswith(f"{framework}."))]:
         monkeypatch.setitem(sys.modules, name, None)  # as if not installed
     monkeypatch.delitem(sys.modules, f"ragkit.integrations.{module}", raising=False)
-    with pytest.raises(ImportError, match=re.escape(f'pip install "ragkit[{extra}]"')) as error:
+    with pytest.raises(ImportError, match=re.escape(f'pip install "ragkit-pipeline[{extra}]"')) as error:
         importlib.import_module(f"ragkit.integrations.{module}")
     assert isinstance(error.value, RagkitError)

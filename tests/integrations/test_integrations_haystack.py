@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")  # before haystack loads
-pytest.importorskip("haystack", reason='needs pip install "ragkit[haystack]"')
+pytest.importorskip("haystack", reason='needs pip install "ragkit-pipeline[haystack]"')
 
 from haystack import Document, Pipeline
 from haystack.components.builders import PromptBuilder

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("langchain_core", reason='needs pip install "ragkit[langchain]"')
+pytest.importorskip("langchain_core", reason='needs pip install "ragkit-pipeline[langchain]"')
 
 from integration_texts import ARABIC, RAIL, RECORDS
 from langchain_core.documents import Document

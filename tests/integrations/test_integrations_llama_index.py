@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("llama_index.core", reason='needs pip install "ragkit[llama-index]"')
+pytest.importorskip("llama_index.core", reason='needs pip install "ragkit-pipeline[llama-index]"')
 
 from integration_texts import ARABIC, RAIL, RECORDS
 from llama_index.core import Document, VectorStoreIndex

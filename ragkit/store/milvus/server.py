@@ -38,7 +38,7 @@ def executable() -> str:
     beside = Path(sys.executable).parent / "milvus-lite"
     found = str(beside) if beside.exists() else shutil.which("milvus-lite")
     if found is None:
-        raise RagkitError("milvus-lite is not installed: pip install 'ragkit[milvus]'")
+        raise RagkitError("milvus-lite is not installed: pip install 'ragkit-pipeline[milvus]'")
     return found
 
 
