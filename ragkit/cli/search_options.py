@@ -31,6 +31,7 @@ FLAGS: dict[str, tuple[str, ...]] = {
     "mode": ("--mode",),
     "filters": ("--filter",),
     "fusion": ("--fusion",),
+    "dense_weight": ("--dense-weight",),
     "rerank": ("--rerank",),
     "language": ("--lang",),
     "collapse": ("--collapse/--no-collapse",),

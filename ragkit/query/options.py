@@ -29,6 +29,7 @@ from pydantic import (
     StrictInt,
     ValidationError,
     field_validator,
+    model_validator,
 )
 from typing_extensions import TypeAliasType
 
@@ -66,6 +67,14 @@ class SearchOptions(BaseModel):
     fusion: FusionMethod | None = Field(
         None, description="weighted or rrf (hybrid mode); default: the index's setting."
     )
+    dense_weight: FiniteFloat | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="Hybrid mode: the dense list's weight in weighted fusion, 0 (BM25 only) to "
+        "1 (dense only; the sparse list's weight is 1 minus it); given, the query fuses by "
+        "weight; default: the index's setting.",
+    )
     rerank: StrictBool = Field(
         False, description="Rerank the first stage's top candidates with the groupwise reranker."
     )
@@ -94,6 +103,14 @@ class SearchOptions(BaseModel):
         description="on | off | auto: chunks holding the query's words side by side and in "
         "order come first; default: the index's setting (off).",
     )
+
+    @model_validator(mode="after")
+    def _weights_fuse_by_weight(self) -> SearchOptions:
+        if self.dense_weight is not None and self.fusion == "rrf":
+            raise ValueError(
+                "dense_weight weighs weighted fusion; leave fusion out or give weighted"
+            )
+        return self
 
     @field_validator("language")
     @classmethod
@@ -158,6 +175,10 @@ def refusal(error: ValidationError, given: dict[str, Any]) -> str:
         return f"{name}={value!r}: use one of {', '.join(choices(name))}"
     if name == "language":
         return validation_message(error)
+    if name == "dense_weight":
+        return f"dense_weight={value!r}: give a number from 0 (BM25 only) to 1 (dense only)"
+    if not name:  # a check across fields
+        return f"search options: {problem['msg'].removeprefix('Value error, ')}"
     if name in ("rerank", "collapse"):
         return f"{name}={value!r}: give True or False"
     return f"{name or 'search options'}={value!r:.60}: {problem['msg']}"

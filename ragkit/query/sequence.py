@@ -99,6 +99,9 @@ class Search:
         than k passages."""
         settings = self.settings
         mode, method = options.mode, options.fusion or settings.fusion
+        if options.dense_weight is not None:  # this query's weights: weighted fusion
+            settings = settings.model_copy(update={"dense_weight": options.dense_weight})
+            method = "weighted"
         languages = analyzed.languages
         vector, terms = analyzed.vector, analyzed.terms
         lists = first_stage(self.store, settings, mode, method, vector, terms, depth, allowed)
