@@ -29,7 +29,7 @@ from ragkit.embed.models import AUTO_MODEL, choose_model
 from ragkit.errors import InvalidArgumentError, RagkitError, validation_message
 from ragkit.index import Hit, Index
 from ragkit.normalize.detect import check_language
-from ragkit.pipeline import DocumentChunker, chunk_embed
+from ragkit.pipeline import DocumentChunker, IngestReport, chunk_embed
 
 log = logging.getLogger(__name__)
 
@@ -249,7 +249,12 @@ def check_metadata(metadata: Any, record_id: str) -> dict[str, Any]:
 def add_records(index: Index, records: list[dict[str, Any]], source: str) -> None:
     """``records`` added to ``index`` (:meth:`ragkit.Index.add`); a record the index could
     not take raises one :class:`RagkitError` naming each (the others are indexed)."""
-    report = index.add(records, source=source)
+    refuse_skipped(index.add(records, source=source))
+
+
+def refuse_skipped(report: IngestReport) -> None:
+    """One :class:`RagkitError` naming each record an add skipped, and why (nothing when
+    none was)."""
     if report.skipped:
         problems = "; ".join(f"{s.path}: {s.reason}" for s in report.skipped)
         raise RagkitError(f"{len(report.skipped)} record(s) not indexed: {problems}")
