@@ -31,7 +31,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -112,7 +112,7 @@ class Calibrations:
 
 
 @functools.cache
-def _shipped() -> dict:
+def shipped() -> dict[str, Any]:
     text = resources.files("ragkit.query").joinpath("relevance.json").read_text("utf-8")
     return json.loads(text)
 
@@ -133,9 +133,9 @@ def bundled_name(model: str) -> str | None:
 def calibrations(model: str) -> Calibrations:
     """The calibrations of the embedding model ``model`` (the fallback's for a model without
     its own), from the shipped ``relevance.json``."""
-    shipped = _shipped()["models"]
+    fitted_models = shipped()["models"]
     name = bundled_name(model)
-    fitted = shipped[name if name in shipped else FALLBACK]
+    fitted = fitted_models[name if name in fitted_models else FALLBACK]
     return Calibrations(
         name or model,
         {
