@@ -38,6 +38,14 @@ FLAGS: dict[str, tuple[str, ...]] = {
     "feedback": ("--feedback",),
     "document_evidence": ("--document-evidence",),
     "phrase_evidence": ("--phrase-evidence",),
+    "mmr_lambda": ("--mmr",),
+    "mmr_candidates": ("--mmr-candidates",),
+}
+# Bounds typer checks and shows; the model checks them again.
+BOUNDS: dict[str, dict[str, Any]] = {
+    "k": {"min": 1},
+    "mmr_lambda": {"min": 0.0, "max": 1.0},
+    "mmr_candidates": {"min": 1},
 }
 FILTER_HELP = (
     "KEY=VALUE: language, source (glob; * stays in one folder, ** crosses them) or a metadata "
@@ -64,9 +72,12 @@ def search_parameters(only: tuple[str, ...] | None = None) -> list[inspect.Param
             annotation = bool
         elif name == "collapse":
             annotation = bool | None
+        elif name == "mmr_lambda":
+            annotation = float | None
+        elif name == "mmr_candidates":
+            annotation = int | None
         help_text = FILTER_HELP if name == "filters" else field.description
-        bounds: dict[str, Any] = {"min": 1} if name == "k" else {}
-        option = typer.Option(default, *FLAGS[name], help=help_text, **bounds)
+        option = typer.Option(default, *FLAGS[name], help=help_text, **BOUNDS.get(name, {}))
         parameters.append(
             inspect.Parameter(
                 name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation

@@ -144,7 +144,9 @@ class RagkitRetriever:
     multilingual normalization and, with ``rerank``, its groupwise reranker.
 
     ``index`` is an open :class:`~ragkit.Index` or its location. Each document is a passage:
-    ``content`` its text, ``score`` ragkit's score, ``meta`` the document's metadata with
+    ``content`` its text, ``score`` its relevance (``Hit.relevance``: in [0, 1] and comparable
+    across queries, for thresholds; documents come in ragkit's rank order), ``meta`` the
+    document's metadata with
     ``file_path`` (for files), ``language``, ``title``, ``source_id`` (the document key),
     ``split_idx_start`` / ``split_idx_end`` (offsets into the document's original text).
     ``filters`` (:func:`haystack_filters`) at run time replace those given here, or are
@@ -239,7 +241,7 @@ def hit_document(hit: Hit) -> Document:
         "split_idx_end": hit.end,
     }
     return Document(
-        id=f"{hit.key}:{hit.start}-{hit.end}", content=hit.text, meta=meta, score=hit.score
+        id=f"{hit.key}:{hit.start}-{hit.end}", content=hit.text, meta=meta, score=hit.relevance
     )
 
 

@@ -153,7 +153,9 @@ class RagkitRetriever(BaseRetriever):
     ``NodeWithScore``: the passage as a ``TextNode`` (id ``KEY:START-END``; the document key
     as ``ref_doc_id``; ``start_char_idx`` / ``end_char_idx`` into the document's original
     text; metadata: the document's own plus ``file_path``, ``language`` and ``title``) with
-    ragkit's score. ``similarity_top_k`` results; ``mode`` (``hybrid``, ``dense``,
+    its relevance as the score (``Hit.relevance``: in [0, 1] and comparable across queries,
+    so ``SimilarityPostprocessor(similarity_cutoff=0.5)`` drops what the index cannot
+    answer; the nodes come in ragkit's rank order). ``similarity_top_k`` results; ``mode`` (``hybrid``, ``dense``,
     ``sparse``), ``filters`` (``MetadataFilters`` or a ragkit filter dict:
     :func:`llama_index_filters`), ``rerank`` and ``language`` (analyze queries as this ISO
     639 language) as in :meth:`ragkit.Index.search`.
@@ -189,7 +191,7 @@ class RagkitRetriever(BaseRetriever):
         hits = self.index.search(
             query_bundle.query_str, self.options, k=self.similarity_top_k, filters=self.filters
         )
-        return [NodeWithScore(node=hit_node(hit), score=hit.score) for hit in hits]
+        return [NodeWithScore(node=hit_node(hit), score=hit.relevance) for hit in hits]
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return await asyncio.to_thread(self._retrieve, query_bundle)

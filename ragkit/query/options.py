@@ -26,6 +26,7 @@ from pydantic import (
     Field,
     Strict,
     StrictBool,
+    StrictFloat,
     StrictInt,
     ValidationError,
     field_validator,
@@ -40,6 +41,8 @@ from ragkit.search.feedback import Feedback
 from ragkit.search.fusion import FusionMethod, SearchMode
 from ragkit.search.phrase import PhraseEvidence
 
+MMR_POOL_FACTOR = 4  # MMR's candidates by default: 4 × k (LangChain's fetch_k 20 for k 4)
+MAX_MMR_CANDIDATES = 10_000
 FILTERS_EXAMPLE = '{"language": "ar", "year": {">=": 2000}}'
 # A filter's value: text, a number (finite: NaN and Infinity are no JSON numbers and match
 # nothing), a boolean, null, or lists and objects of them ({">=": 2000}, ["fa", "ar"]).
@@ -103,6 +106,21 @@ class SearchOptions(BaseModel):
         description="on | off | auto: chunks holding the query's words side by side and in "
         "order come first; default: the index's setting (off).",
     )
+    mmr_lambda: StrictFloat | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        allow_inf_nan=False,
+        description="Diversify the hits by maximal marginal relevance: 1 ranks by relevance "
+        "alone, 0 by novelty alone, 0.5 balances them (LangChain's lambda_mult); default: off.",
+    )
+    mmr_candidates: StrictInt | None = Field(
+        None,
+        ge=1,
+        le=MAX_MMR_CANDIDATES,
+        description="How many of the best passages MMR picks the k hits from (LangChain's "
+        "fetch_k); default: 4 × k.",
+    )
 
     @model_validator(mode="after")
     def _weights_fuse_by_weight(self) -> SearchOptions:
@@ -119,6 +137,27 @@ class SearchOptions(BaseModel):
             return None if language is None else check_language(language, "language")
         except RagkitError as error:  # pydantic reports ValueErrors: a 422 over HTTP
             raise ValueError(str(error)) from None
+
+    @model_validator(mode="after")
+    def _mmr_pool(self) -> SearchOptions:
+        if self.mmr_candidates is not None and self.mmr_lambda is None:
+            raise ValueError("mmr_candidates: give mmr_lambda too (MMR is off without it)")
+        if self.mmr_candidates is not None and self.mmr_candidates < self.k:
+            raise ValueError(
+                f"mmr_candidates={self.mmr_candidates} < k={self.k}: MMR picks the k hits "
+                "from at least k candidates"
+            )
+        return self
+
+    @property
+    def mmr_pool(self) -> int:
+        """How many candidates MMR picks the ``k`` hits from (``mmr_candidates``, else 4·k).
+
+        Example:
+            >>> SearchOptions(k=5, mmr_lambda=0.5).mmr_pool
+            20
+        """
+        return self.mmr_candidates or MMR_POOL_FACTOR * self.k
 
     @classmethod
     def of(cls, options: SearchOptions | None = None, /, **given: Any) -> SearchOptions:
@@ -181,4 +220,13 @@ def refusal(error: ValidationError, given: dict[str, Any]) -> str:
         return f"search options: {problem['msg'].removeprefix('Value error, ')}"
     if name in ("rerank", "collapse"):
         return f"{name}={value!r}: give True or False"
+    if name == "mmr_lambda":
+        return f"mmr_lambda={value!r}: give a number from 0 (novelty) to 1 (relevance)"
+    if name == "mmr_candidates":
+        return (
+            f"mmr_candidates={value!r}: give a whole number of candidates from k to "
+            f"{MAX_MMR_CANDIDATES:,}"
+        )
+    if not name:  # a check of the whole model (mmr_candidates against k)
+        return str(problem["msg"]).removeprefix("Value error, ")
     return f"{name or 'search options'}={value!r:.60}: {problem['msg']}"

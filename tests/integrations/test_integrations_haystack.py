@@ -55,7 +55,10 @@ def test_retriever_run(ragkit_index: Index) -> None:
     ]
     assert "noon" in (documents[0].content or "")
     assert documents[0].meta["source_id"].endswith("rail.md")
-    assert documents[0].score is not None and documents[0].score >= (documents[-1].score or 0)
+    assert all(0.0 <= (document.score or -1.0) <= 1.0 for document in documents)
+    assert (documents[0].score or 0.0) > 0.5  # the relevance: a threshold keeps the answer
+    nonsense = RagkitRetriever(ragkit_index, top_k=4).run(query="zzzz qqqq")["documents"]
+    assert nonsense and all((document.score or 0.0) < 0.5 for document in nonsense)
     for document in documents:
         start, end = document.meta["split_idx_start"], document.meta["split_idx_end"]
         assert _original(document)[start:end] == document.content

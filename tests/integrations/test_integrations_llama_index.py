@@ -18,6 +18,7 @@ from llama_index.core import Document, VectorStoreIndex
 from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.ingestion import IngestionPipeline
 from llama_index.core.llms import MockLLM
+from llama_index.core.postprocessor import SimilarityPostprocessor
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import NodeRelationship, NodeWithScore, TextNode
 from llama_index.core.vector_stores import (
@@ -69,6 +70,18 @@ def test_retrieve_as_llama_index_docs_show(ragkit_index: Index) -> None:
     assert kettle.node.ref_doc_id == "kettle"
     assert kettle.node.metadata == {"source": "physics-notes", "year": 1998, "language": "en"}
     assert top.metadata["file_path"] == top.ref_doc_id and top.metadata["language"] == "en"
+
+
+def test_a_similarity_cutoff_drops_what_the_index_cannot_answer(ragkit_index: Index) -> None:
+    """Node scores are ragkit's relevance: a cutoff of 0.5 keeps the answer to a question the
+    index holds and drops every node of a nonsense query."""
+    retriever = RagkitRetriever(ragkit_index, similarity_top_k=3)
+    cutoff = SimilarityPostprocessor(similarity_cutoff=0.5)
+    kept = cutoff.postprocess_nodes(retriever.retrieve("kettle boiling at sea level"))
+    assert [node.node.ref_doc_id for node in kept][:1] == ["kettle"]
+    nonsense = retriever.retrieve("zzzz qqqq")
+    assert nonsense and cutoff.postprocess_nodes(nonsense) == []
+    assert all(0.0 <= (node.score or -1.0) <= 1.0 for node in nonsense)
 
 
 def test_query_engine_answers_with_source_nodes(ragkit_index: Index) -> None:

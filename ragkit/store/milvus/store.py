@@ -412,6 +412,9 @@ class MilvusStore:
     def score_vectors(self, query: np.ndarray, ids: list[int]) -> list[tuple[int, float]]:
         return self.search.score_vectors(query, ids)
 
+    def term_idf(self, terms: list[str]) -> list[float]:
+        return self._statistics_now().idf(terms)
+
     def chunks_by_id(self, ids: Iterable[int]) -> dict[int, StoredChunk]:
         return self.search.chunks(ids)
 
