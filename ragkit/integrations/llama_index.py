@@ -46,7 +46,7 @@ from ragkit.integrations.llama_index_nodes import (
     stored_node,
 )
 from ragkit.integrations.llama_index_parser import CHUNKER_KEY, RagkitNodeParser
-from ragkit.integrations.llama_index_store import StoredNodes, search_options
+from ragkit.integrations.llama_index_store import StoredNodes, query_mode, search_options
 from ragkit.query import SearchOptions
 from ragkit.search.fusion import SearchMode
 
@@ -67,6 +67,7 @@ try:
         MetadataFilter,
         MetadataFilters,
         VectorStoreQuery,
+        VectorStoreQueryMode,
         VectorStoreQueryResult,
     )
 except ImportError as error:
@@ -82,6 +83,7 @@ __all__ = [
 ]
 
 SOURCE = "<llama-index>"
+BY_VECTOR = (VectorStoreQueryMode.DEFAULT, VectorStoreQueryMode.MMR)  # modes searching a vector
 
 
 def llama_index_filters(
@@ -380,12 +382,14 @@ class RagkitVectorStore(BasePydanticVectorStore):
             hits = self.index.search(query.query_str, options)
         elif query.query_embedding is None:
             raise InvalidArgumentError("VectorStoreQuery: give query_str or query_embedding")
-        elif options.mode == "sparse":
+        elif query_mode(query) not in BY_VECTOR:
             raise InvalidArgumentError(
-                "a sparse (BM25) query needs its text: give query_str, not an embedding only"
+                f"query mode {query_mode(query).value!r} searches text: give query_str (an embedding "
+                "alone is searched in the default and mmr modes)"
             )
-        else:
-            hits = self.index.search_by_vector(query.query_embedding, options)
+        else:  # by vector: dense, and no reranker (it reads query text) unless asked for
+            dense = {"mode": "dense"} | ({} if kwargs.get("rerank") else {"rerank": False})
+            hits = self.index.search_by_vector(query.query_embedding, options, **dense)
         nodes = [hit_node(hit) for hit in hits]
         return VectorStoreQueryResult(
             nodes=nodes,

@@ -12,9 +12,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
-
-import numpy as np
+from typing import Any
 
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_MODEL, choose_model
@@ -23,7 +21,7 @@ from ragkit.integrations.common import FrameworkNotInstalled, open_index
 from ragkit.normalize.detect import detect_language
 from ragkit.pipeline import matching_key
 from ragkit.pipeline.stages import embeds_normalized
-from ragkit.query.analyze import analyze, route
+from ragkit.query.analyze import query_vector, route
 
 try:
     from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -81,10 +79,8 @@ class RagkitEmbedding(BaseEmbedding):
     def _get_query_embedding(self, query: str) -> Embedding:
         index = self._index
         languages = route(query, None, index.store)
-        analyzed = analyze(
-            query, languages, "dense", index.settings, lambda: self._encoder([query])
-        )
-        return [float(x) for x in cast(np.ndarray, analyzed.vector)]  # dense: always embedded
+        vector = query_vector(query, languages, index.settings, lambda: self._encoder([query]))
+        return [float(x) for x in vector]
 
     def _get_text_embedding(self, text: str) -> Embedding:
         return self._get_text_embeddings([text])[0]

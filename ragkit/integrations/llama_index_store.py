@@ -130,7 +130,7 @@ class StoredNodes:
             return keys
         store = self.index.store
         store.refresh()
-        rows = store.chunks_by_id(store.filtered_chunk_ids(filters))
+        rows = store.chunks_by_id(store.filtered_chunk_ids(filters).tolist())
         matching = {row.document_key for row in rows.values()}
         return [key for key in keys if key in matching]
 
@@ -175,13 +175,9 @@ def search_options(
             f"RagkitVectorStore query: unknown option(s) {', '.join(unknown)}; the options "
             f"are {', '.join([*QUERY_OPTIONS, *MMR_KEYWORDS])}"
         )
-    if query.mode not in QUERY_MODES:
-        raise InvalidArgumentError(
-            f"query mode {query.mode.value!r}: RagkitVectorStore offers "
-            f"{', '.join(m.value for m in QUERY_MODES)}"
-        )
-    mode, rerank = QUERY_MODES[query.mode]
-    hybrid_k = query.mode == VectorStoreQueryMode.HYBRID and query.hybrid_top_k is not None
+    chosen = query_mode(query)
+    mode, rerank = QUERY_MODES[chosen]
+    hybrid_k = chosen == VectorStoreQueryMode.HYBRID and query.hybrid_top_k is not None
     k = check_k(query.hybrid_top_k if hybrid_k else query.similarity_top_k, "similarity_top_k")
     if k == 0:
         return None
@@ -192,9 +188,22 @@ def search_options(
         given["rerank"] = True
     if query.alpha is not None and (mode or defaults.mode) == "hybrid":
         given["dense_weight"] = _alpha(query.alpha)
-    if query.mode == VectorStoreQueryMode.MMR:
+    if chosen == VectorStoreQueryMode.MMR:
         given |= _mmr(query.mmr_threshold, mmr, k)
     return SearchOptions.of(defaults, **(kwargs | given))
+
+
+def query_mode(query: VectorStoreQuery) -> VectorStoreQueryMode:
+    """The query's mode, when the store offers it (else an :class:`InvalidArgumentError`)."""
+    offered = ", ".join(m.value for m in QUERY_MODES)
+    try:
+        mode = VectorStoreQueryMode(query.mode)
+    except ValueError:
+        mode = None
+    if mode is None or mode not in QUERY_MODES:
+        shown = getattr(query.mode, "value", query.mode)
+        raise InvalidArgumentError(f"query mode {shown!r}: RagkitVectorStore offers {offered}")
+    return mode
 
 
 def _joined(
