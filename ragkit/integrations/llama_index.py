@@ -296,7 +296,13 @@ class RagkitVectorStore(BasePydanticVectorStore):
     ) -> None:
         check_source(source)
         checked = SearchOptions.of(mode=mode, rerank=rerank, language=language)
-        super().__init__(source=source, mode=mode, rerank=rerank, language=checked.language)
+        fields: dict[str, Any] = {
+            "source": source,
+            "mode": mode,
+            "rerank": rerank,
+            "language": checked.language,
+        }
+        super().__init__(**fields)  # this class's fields (the base's signature lacks them)
         if model is not None:
             settings["model"] = model
         opened = open_index(index, create=True, **settings)
