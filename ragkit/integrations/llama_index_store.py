@@ -122,14 +122,14 @@ class StoredNodes:
     def selected(self, node_ids: Sequence[str] | None, filters: dict[str, Any] | None) -> list[str]:
         """The stored keys ``node_ids`` names (None: every record of the source) whose
         document matches the ragkit filter ``filters`` (None: any), in the order given."""
+        store = self.index.store
+        store.refresh()
         if node_ids is None:
             keys = [entry.key for entry in self.entries()]
         else:
             keys = list(dict.fromkeys(k for k in map(self._key_of, node_ids) if k is not None))
         if filters is None:
             return keys
-        store = self.index.store
-        store.refresh()
         rows = store.chunks_by_id(store.filtered_chunk_ids(filters).tolist())
         matching = {row.document_key for row in rows.values()}
         return [key for key in keys if key in matching]
@@ -137,7 +137,6 @@ class StoredNodes:
     def _key_of(self, node_id: str) -> str | None:
         """The stored key a node id names (a passage's ``ID:START-END`` its node's)."""
         store = self.index.store
-        store.refresh()
         node_id = str(node_id)
         if store.language_decision(node_id) is not None:
             return node_id

@@ -284,6 +284,14 @@ def test_hostile_nodes_are_named_and_the_others_kept(where: str) -> None:
     assert set(_stored(store)) == set(odd) - {"*", "a/../b"}
     nodes = store.get_nodes(["x#1:2-3", "\\"])
     assert [n.node_id for n in nodes] == ["x#1:2-3", "\\"]
+    documents = [
+        Document(text="Kettles whistle.", id_="fine"),
+        Document(text="NaN metadata.", id_="nan-doc", metadata={"weight": math.nan}),
+    ]
+    context = StorageContext.from_defaults(vector_store=store)
+    with pytest.raises(RagkitError, match=r"'nan-doc#0-13'.*NaN"):
+        VectorStoreIndex.from_documents(documents, storage_context=context)
+    assert "fine#0-16" in _stored(store)
 
 
 def test_reader_documents_have_stable_ids(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
