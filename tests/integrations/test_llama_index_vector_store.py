@@ -26,8 +26,14 @@ from llama_index.core import (
 from llama_index.core.llms import MockLLM
 from llama_index.core.postprocessor import SimilarityPostprocessor
 from llama_index.core.schema import MetadataMode, TextNode
-from llama_index.core.vector_stores import MetadataFilter, MetadataFilters
+from llama_index.core.vector_stores import (
+    FilterCondition,
+    FilterOperator,
+    MetadataFilter,
+    MetadataFilters,
+)
 from llama_index.core.vector_stores.types import VectorStoreQuery
+from llama_index.core.vector_stores.utils import build_metadata_filter_fn
 
 from ragkit import Index, InvalidArgumentError, RagkitError
 from ragkit.integrations.llama_index import (
@@ -214,6 +220,58 @@ def test_filters_and_document_ids(topics: VectorStoreIndex) -> None:
     assert set(_ids(topics, similarity_top_k=5, doc_ids=["ice", "rail"])) == {"ice", "rail"}
     both = _ids(topics, similarity_top_k=5, filters=boil, doc_ids=["boil-2", "ice"])
     assert both == ["boil-2"]
+
+
+SHELF = {
+    "a": ("Water boils at sea level.", {"year": 1998, "tags": ["physics", "water"], "title": "Boiling Water"}),
+    "b": ("Bread rises with yeast.", {"year": 2005, "tags": ["kitchen"], "title": "Bread"}),
+    "c": ("Railway time was made standard.", {"year": 2012, "tags": ["history", "rail"], "title": "Rail Time", "note": None}),
+    "d": ("Ice floats on water.", {"year": 2020, "tags": [], "title": "ice facts"}),
+}  # fmt: skip
+
+
+def _one(key: str, operator: FilterOperator, value: object) -> MetadataFilters:
+    return MetadataFilters(filters=[MetadataFilter(key=key, operator=operator, value=value)])
+
+
+def test_filters_through_the_store_match_llama_index_s_own(where: str) -> None:
+    """Every operator and condition, on both backends, keeps the nodes LlamaIndex's own
+    in-memory filter keeps."""
+    store = RagkitVectorStore(where, model=MODEL)
+    store.add([TextNode(id_=key, text=text, metadata=meta) for key, (text, meta) in SHELF.items()])
+    either = MetadataFilters(
+        filters=[
+            MetadataFilter(key="year", value=1998),
+            MetadataFilter(key="title", value="Bread"),
+        ],
+        condition=FilterCondition.OR,
+    )
+    recent = MetadataFilters(
+        filters=[MetadataFilter(key="year", value=2010, operator=FilterOperator.GT)],
+        condition=FilterCondition.NOT,
+    )
+    op = FilterOperator
+    cases = [
+        _one("year", op.NE, 2005),
+        _one("year", op.NIN, [1998, 2020]),
+        _one("year", op.GTE, 2005),
+        _one("year", op.LT, 2012),
+        _one("title", op.TEXT_MATCH, "Water"),
+        _one("title", op.TEXT_MATCH_INSENSITIVE, "water"),
+        _one("tags", op.CONTAINS, "rail"),
+        _one("tags", op.ANY, ["water", "kitchen"]),
+        _one("tags", op.ALL, ["history", "rail"]),
+        _one("tags", op.IS_EMPTY, None),
+        _one("note", op.IS_EMPTY, None),
+        either,
+        recent,
+    ]
+    for filters in cases:
+        keep = build_metadata_filter_fn(lambda key: SHELF[key][1], filters)
+        expected = {key for key in SHELF if keep(key)}
+        query = VectorStoreQuery(query_str="water", similarity_top_k=10, filters=filters)
+        found = {node.ref_doc_id for node in store.query(query).nodes or []}
+        assert found == expected, filters
 
 
 def test_refusals_say_what_to_give(topics: VectorStoreIndex) -> None:
