@@ -378,7 +378,8 @@ class RagkitVectorStore(BasePydanticVectorStore):
         """The stored nodes ``node_ids`` names that match ``filters`` (with neither, all of the
         store's source), whole, in the order given."""
         selected = self._nodes.selected(node_ids, llama_index_filters(filters))
-        return [stored_node(doc, text) for doc, text in stored_texts(self.index, selected)]
+        found = {doc.key: (doc, text) for doc, text in stored_texts(self.index, selected)}
+        return [stored_node(*found[key]) for key in selected if key in found]
 
     def clear(self) -> None:
         """Remove every node of the store's source."""

@@ -97,13 +97,14 @@ class StoredNodes:
             held = versions.setdefault(record.document, record.version)
             if held != record.version:
                 versions[record.document] = None  # two versions given at once: keep both
-        older = [
-            entry.key
-            for entry in self.entries()
-            if entry.key not in added
-            and versions.get(document := str(entry.metadata.get(DOCUMENT_FIELD))) is not None
-            and _version(entry) != versions[document]
-        ]
+        older = []
+        for entry in self.entries():
+            document = entry.metadata.get(DOCUMENT_FIELD)
+            if entry.key in added or not isinstance(document, str):
+                continue
+            version = versions.get(document)
+            if version is not None and _version(entry) != version:
+                older.append(entry.key)
         if older:
             delete_records(self.index, older)
 
