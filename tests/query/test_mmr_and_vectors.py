@@ -5,14 +5,16 @@ as usual, and a vector that cannot be the index's is refused naming its dimensio
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import records_index
+from conftest import cli, records_index
 from ragkit import Index, InvalidArgumentError, RagkitError
+from ragkit.store import FolderStore
 
 # Four ways of saying one thing, and passages on other things (two near the same topic).
 PARAPHRASES = {
@@ -119,6 +121,22 @@ def test_a_vector_that_cannot_be_the_index_s_is_refused(index: Index) -> None:
         index.search(QUERY, mmr_lambda=1.5)
     with pytest.raises(RagkitError, match="give mmr_lambda too"):
         index.search(QUERY, mmr_candidates=20)
+
+
+def test_the_cli_takes_mmr_and_prints_relevance(index: Index) -> None:
+    if not isinstance(index.store, FolderStore):
+        pytest.skip("the CLI's options are the same on every backend: checked on the folder")
+    where = str(index.store.location)
+    found = cli("query", QUERY, "--index", where, "-k", "3", "--mmr", "0.3", "--json")
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)
+    expected = index.search(QUERY, k=3, mmr_lambda=0.3)
+    assert [h["document_id"] for h in hits] == [h.document_id for h in expected]
+    assert [h["relevance"] for h in hits] == pytest.approx([h.relevance for h in expected])
+    table = cli("query", QUERY, "--index", where, "-k", "2", "--mmr-candidates", "5")
+    assert table.returncode == 2 and "give mmr_lambda too" in table.stderr
+    shown = cli("query", QUERY, "--index", where, "-k", "2").stdout
+    assert "relevance" in shown
 
 
 def test_an_index_before_its_first_ingest(tmp_path: Path) -> None:
