@@ -29,12 +29,7 @@ from ragkit.documents.discovery import check_apart
 from ragkit.documents.given import DEFAULT_SOURCE, check_source
 from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_DIMENSION, AUTO_MODEL
-from ragkit.errors import (
-    IndexNotFoundError,
-    InvalidArgumentError,
-    NotFoundError,
-    RagkitError,
-)
+from ragkit.errors import IndexNotFoundError, InvalidArgumentError, NotFoundError, RagkitError
 from ragkit.management import (
     IndexInfo,
     export_chunks,
@@ -58,8 +53,7 @@ from ragkit.pipeline.reanalyze import ReanalyzeReport, reanalyze
 from ragkit.query.hits import ExplainedHit, Hit
 from ragkit.query.options import SearchOptions
 from ragkit.query.sequence import Search
-from ragkit.search.contributions import Contribution
-from ragkit.search.query import check_query
+from ragkit.query.vectors import Vector
 from ragkit.store import DocumentEntry, FolderStore, IndexExistsError, IndexStore
 from ragkit.store.address import Location, create_store, display, index_exists, open_store
 from ragkit.store.consistent import one_generation
@@ -351,28 +345,42 @@ class Index:
 
     @one_generation
     def search(self, query: str, options: SearchOptions | None = None, **given: Any) -> list[Hit]:
-        """The ``k`` best chunks for ``query``, best first.
+        """The ``k`` best chunks for ``query``, best first (thresholds: ``Hit.relevance``).
 
-        The options are :class:`ragkit.query.SearchOptions`, as one object or its fields as
-        keywords (keywords win; what is not given takes the index's setting of that name):
-        ``k``, ``mode``, ``filters`` (:mod:`ragkit.store.filters`), ``fusion``, ``rerank``
-        (:mod:`ragkit.rerank`), ``language``, ``collapse`` (:mod:`ragkit.search.collapse`),
-        ``feedback`` (:mod:`ragkit.search.feedback`), ``document_evidence`` and
-        ``phrase_evidence``. The stages run in :class:`ragkit.query.Search`.
+        The options are :class:`ragkit.query.SearchOptions` (``k``, ``mode``, ``filters``,
+        ``rerank``, ``mmr_lambda``…), as one object or its fields as keywords (keywords win;
+        what is not given takes the index's setting). The stages: :class:`ragkit.query.Search`.
 
         Example:
             >>> index.search("boiling point of water", k=3, mode="sparse")[0].key  # doctest: +SKIP
             '/docs/water.md'
         """
-        return [hit for hit, _ in self._search(query, SearchOptions.of(options, **given))]
+        return [hit for hit, *_ in self._sequence().run(query, SearchOptions.of(options, **given))]
+
+    @one_generation
+    def search_by_vector(
+        self, vector: Any, options: SearchOptions | None = None, **given: Any
+    ) -> list[Hit]:
+        """The ``k`` chunks nearest ``vector`` (as :meth:`embed_query` gives), best first, as
+        :meth:`search` in dense mode finds them; a vector not of the index's dimension, not
+        finite or not numbers is an :class:`InvalidArgumentError`.
+
+        Example:
+            >>> index.search_by_vector(index.embed_query("boiling water"), k=1)  # doctest: +SKIP
+        """
+        chosen = SearchOptions.of(options, **given)
+        return [hit for hit, *_ in self._sequence().run_vector(vector, chosen)]
+
+    def embed_query(self, text: str) -> Vector:
+        """``text`` embedded as :meth:`search` embeds a query (unit length)."""
+        return self._sequence().query_vector(text)
 
     @one_generation
     def explain(
         self, query: str, options: SearchOptions | None = None, **given: Any
     ) -> list[ExplainedHit]:
-        """The hits of :meth:`search` (the same options, the same hits), each with the dense
-        and sparse lists' parts of its first-stage score
-        (:func:`ragkit.search.contributions.contributions`).
+        """The hits of :meth:`search` (the same options, the same hits), each with the parts of
+        its first-stage score (:mod:`ragkit.search.contributions`) and its relevance evidence.
 
         Example:
             >>> found = index.explain("boiling point of water", k=1)[0]  # doctest: +SKIP
@@ -381,19 +389,12 @@ class Index:
             True
         """
         chosen = SearchOptions.of(options, **given)
-        found = self._search(query, chosen, explain=True)
-        return [ExplainedHit(hit, part, chosen.rerank) for hit, part in found if part is not None]
+        found = self._sequence().run(query, chosen, explain=True)
+        return [ExplainedHit(h, part, chosen.rerank, e) for h, part, e in found if part is not None]
 
-    def _search(
-        self, query: str, options: SearchOptions, explain: bool = False
-    ) -> list[tuple[Hit, Contribution | None]]:
-        """:meth:`search`'s hits, each with its contribution when ``explain`` (else None)."""
+    def _sequence(self) -> Search:  # with the model an ingest chose since this handle opened
         self._follow_model()
-        check_query(query)
-        if self.settings.embedding_model == AUTO_MODEL:
-            return []  # nothing ingested yet
-        search = Search(self.store, self.settings, lambda: self.encoder, lambda: self.reranker)
-        return search.run(query, options, explain)
+        return Search(self.store, self.settings, lambda: self.encoder, lambda: self.reranker)
 
     def info(self) -> IndexInfo:
         """Where the index is, its model and chunker, its counts, the chunkers chosen and the

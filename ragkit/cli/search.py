@@ -73,12 +73,15 @@ def query(
         matching = " matching the filters" if options.filters else ""
         console.print(f"no hits for {text!r}{matching} in {index}", soft_wrap=True, markup=False)
         return
-    table = Table("#", "score", "document", "span", "text", title=plain(f"query: {text}"))
+    table = Table(
+        "#", "score", "relevance", "document", "span", "text", title=plain(f"query: {text}")
+    )
     for rank, hit in enumerate(hits, start=1):
         snippet = plain(" ".join(hit.text.split())[:120])
         span = f"{hit.start}-{hit.end}"
         document = hit.key + (f" (+{len(hit.duplicates)} copies)" if hit.duplicates else "")
-        table.add_row(str(rank), f"{hit.score:.3f}", plain(document), span, snippet)
+        scores = (f"{hit.score:.3f}", f"{hit.relevance:.2f}")
+        table.add_row(str(rank), *scores, plain(document), span, snippet)
     console.print(table)
 
 

@@ -7,6 +7,9 @@ Each framework is an optional extra, imported only by its own module:
   :class:`~ragkit.Index`) and :class:`~ragkit.integrations.langchain.RagkitTextSplitter`
   (ragkit's adaptive chunker as a ``TextSplitter``);
 - :mod:`ragkit.integrations.llama_index` (``pip install "ragkit-pipeline[llama-index]"``):
+  :class:`~ragkit.integrations.llama_index.RagkitVectorStore` (a vector store that stores
+  text, for ``VectorStoreIndex``), :class:`~ragkit.integrations.llama_index.RagkitEmbedding`
+  (the index's encoder as an embedding model),
   :class:`~ragkit.integrations.llama_index.RagkitRetriever` (a ``BaseRetriever``) and
   :class:`~ragkit.integrations.llama_index.RagkitNodeParser` (a ``NodeParser``);
 - :mod:`ragkit.integrations.haystack` (``pip install "ragkit-pipeline[haystack]"``):

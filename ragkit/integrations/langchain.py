@@ -23,7 +23,7 @@ import shutil
 import tempfile
 import uuid
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +35,9 @@ from ragkit.integrations.common import (
     FrameworkNotInstalled,
     TextChunker,
     add_records,
-    build_filters,
     check_k,
     check_metadata,
+    checked_filter,
     delete_records,
     document_lengths,
     open_index,
@@ -49,6 +49,7 @@ from ragkit.search.fusion import SearchMode
 try:
     from langchain_core.documents import Document
     from langchain_core.embeddings import Embeddings
+    from langchain_core.runnables.config import run_in_executor
     from langchain_core.vectorstores import VectorStore
     from langchain_text_splitters import TextSplitter
 except ImportError as error:
@@ -64,60 +65,96 @@ SEARCH_OPTIONS = (
     "filter",
     *(name for name in SearchOptions.model_fields if name not in ("k", "filters")),
 )
-MONGO_COMPARISONS = {"$eq": "==", "$in": "in", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
+DENSE = {"mode": "dense", "rerank": False}  # a search by vector
+OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$contains")
+LIKE = {"$like": "$contains", "$ilike": "$icontains"}  # a pattern %text%: a substring
 
 
 def langchain_filter(given: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """A LangChain metadata filter as a ragkit filter (:mod:`ragkit.store.filters`).
 
     Keys name metadata fields, as in every LangChain store (``source`` is the metadata field
-    loaders set; ``language`` is the document's language, detected or given); a value is
-    matched as is, a list matches any of its values, and operators may be written as ragkit
-    writes them (``{"year": {">=": 2000}}``) or as LangChain stores commonly do
-    (``{"year": {"$gte": 2000}}``, ``$eq``, ``$in``, ``$and``). A malformed filter (an empty
+    loaders set; ``language`` is the document's language, detected or given; ``id`` the
+    document's id); a value is matched as is, a list matches any of its values. Operators:
+    ``$eq $ne $gt $gte $lt $lte $in $nin $exists $contains``, joined by ``$and``, ``$or`` and
+    ``$not``; ``$like``/``$ilike`` with a pattern ``%text%`` (a substring: ``$contains`` /
+    ``$icontains``) — any other pattern is refused (ragkit matches substrings, not prefixes).
+    ragkit's own spellings (``{"year": {">=": 2000}}``) work too. A malformed filter (an empty
     operator dict, ``$and`` without a list of dicts, a key that is not text, a value of the
-    wrong type, an empty list) is a :class:`RagkitError`, never an empty result.
+    wrong type) is a :class:`RagkitError`, never an empty result.
 
     Example:
-        >>> langchain_filter({"$and": [{"year": {"$gte": 2000}}, {"source": "a.pdf"}]})
-        {'year': {'>=': 2000}, 'meta.source': 'a.pdf'}
+        >>> langchain_filter({"$or": [{"year": {"$gte": 2000}}, {"source": "a.pdf"}]})
+        {'$or': [{'year': {'$gte': 2000}}, {'meta.source': 'a.pdf'}]}
+        >>> langchain_filter({"title": {"$like": "%boil%"}})
+        {'title': {'$contains': 'boil'}}
     """
     if given is None:
         return None
     if not isinstance(given, Mapping):
         raise RagkitError(f"filter={given!r:.60}: give a dict of metadata field → value")
-    conditions: list[tuple[str, str, Any]] = []
-    _conditions(given, conditions)
-    return build_filters(conditions, "LangChain")
+    return checked_filter(_translated(given), "LangChain")
 
 
-def _conditions(given: Mapping[str, Any], into: list[tuple[str, str, Any]]) -> None:
+def _translated(given: Mapping[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
     for key, value in given.items():
         if not isinstance(key, str):
             raise RagkitError(f"filter key {key!r}: name a metadata field (text)")
-        if key == "$and":
+        if key in ("$and", "$or"):
             if not isinstance(value, list | tuple) or not all(
                 isinstance(part, Mapping) for part in value
             ):
-                raise RagkitError(f"filter $and {value!r:.60}: give a list of filter dicts")
-            for part in value:
-                _conditions(part, into)
-            continue
-        if key.startswith("$"):
-            raise RagkitError(f"filter {key!r}: ragkit filters join conditions with $and only")
-        field = "meta.source" if key == "source" else key
-        if isinstance(value, Mapping):
-            if not value:
-                raise RagkitError(
-                    f"filter {key!r}: an empty operator dict; give a value, or e.g. "
-                    f"{{{key!r}: {{'$gte': 2000}}}}"
-                )
-            for operator, bound in value.items():
-                into.append((field, MONGO_COMPARISONS.get(str(operator), str(operator)), bound))
-        elif isinstance(value, list | tuple):
-            into.append((field, "in", value))
+                raise RagkitError(f"filter {key} {value!r:.60}: give a list of filter dicts")
+            found[key] = [_translated(part) for part in value]
+        elif key == "$not":
+            parts = value if isinstance(value, list | tuple) else [value]
+            if not parts or not all(isinstance(part, Mapping) for part in parts):
+                raise RagkitError(f"filter $not {value!r:.60}: give a filter dict")
+            found[key] = {"$and": [_translated(part) for part in parts]}
+        elif key.startswith("$"):
+            raise RagkitError(
+                f"filter {key!r}: join filters with $and, $or, $not; compare a field with "
+                f"{', '.join(OPERATORS)}, $like, $ilike"
+            )
         else:
-            into.append((field, "==", value))
+            found["meta.source" if key == "source" else key] = _condition(key, value)
+    return found
+
+
+def _condition(key: str, value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    if not isinstance(value, Mapping):
+        return value
+    if not value:
+        raise RagkitError(
+            f"filter {key!r}: an empty operator dict; give a value, or e.g. "
+            f"{{{key!r}: {{'$gte': 2000}}}}"
+        )
+    condition: dict[str, Any] = {}
+    for operator, operand in value.items():
+        if operator in LIKE:
+            condition[LIKE[operator]] = _substring(key, operator, operand)
+        else:  # $eq… and ragkit's own (>=): the filter language checks them
+            condition[operator] = list(operand) if isinstance(operand, tuple) else operand
+    return condition
+
+
+def _substring(key: str, operator: str, pattern: Any) -> str:
+    """The text a ``%text%`` pattern looks for."""
+    inner = pattern[1:-1] if isinstance(pattern, str) and len(pattern) >= 2 else None
+    if (
+        inner is None
+        or not pattern.startswith("%")
+        or not pattern.endswith("%")
+        or set(inner) & set("%_")
+    ):
+        raise RagkitError(
+            f"filter {key!r} {operator} {pattern!r:.60}: ragkit matches substrings: write "
+            "'%text%' (no other % or _), or $contains"
+        )
+    return inner
 
 
 class RagkitVectorStore(VectorStore):
@@ -137,8 +174,16 @@ class RagkitVectorStore(VectorStore):
 
     Search options (``similarity_search`` arguments or ``as_retriever(search_kwargs=…)``):
     ``k``, ``filter`` (:func:`langchain_filter`), ``mode`` (``hybrid``, ``dense``,
-    ``sparse``), ``rerank``, ``language`` (analyze the query as this ISO 639 language) and
-    ``fusion``; the store's own ``mode``, ``rerank`` and ``language`` are the defaults.
+    ``sparse``), ``rerank``, ``language`` (analyze the query as this ISO 639 language),
+    ``fusion`` and every other :class:`~ragkit.query.SearchOptions` field; the store's own
+    ``mode``, ``rerank`` and ``language`` are the defaults.
+
+    Relevance scores (``similarity_search_with_relevance_scores``,
+    ``search_type="similarity_score_threshold"``) are ``Hit.relevance``: calibrated, in
+    [0, 1] and comparable across queries, so a ``score_threshold`` of 0.5 drops the hits of
+    a query the store cannot answer (``similarity_search_with_score`` gives the rank score).
+    ``max_marginal_relevance_search`` (``search_type="mmr"``) and the ``*_by_vector`` searches
+    use the stored vectors; ``store.embeddings`` embeds with the index's model.
 
     Example:
         >>> store = RagkitVectorStore.from_texts(  # doctest: +SKIP
@@ -184,9 +229,10 @@ class RagkitVectorStore(VectorStore):
         self.options = SearchOptions.of(mode=mode, rerank=rerank, language=language)
 
     @property
-    def embeddings(self) -> Embeddings | None:
-        """None: ragkit embeds with its index's model (``store.index.encoder``)."""
-        return None
+    def embeddings(self) -> Embeddings:
+        """The index's own model as LangChain ``Embeddings`` (:class:`RagkitEmbeddings`): its
+        ``embed_query`` gives the vectors :meth:`similarity_search_by_vector` takes."""
+        return RagkitEmbeddings(self.index)
 
     def add_texts(
         self,
@@ -241,9 +287,85 @@ class RagkitVectorStore(VectorStore):
     def similarity_search_with_score(
         self, query: str, k: int = 4, filter: Mapping[str, Any] | None = None, **kwargs: Any
     ) -> list[tuple[Document, float]]:
-        """The ``k`` best passages for ``query`` with ragkit's scores (higher is better; for
-        ``hybrid`` with weighted fusion in [0, 1])."""
-        unknown = sorted(set(kwargs) - set(SEARCH_OPTIONS))
+        """The ``k`` best passages for ``query`` with ragkit's rank scores (higher is better;
+        rescaled per query, so compare them within one query only:
+        :meth:`similarity_search_with_relevance_scores` gives scores to threshold)."""
+        hits = self._hits(query, k, filter, kwargs)
+        return [(self._document(hit, n), hit.score) for hit, n in _with_lengths(self.index, hits)]
+
+    def _similarity_search_with_relevance_scores(
+        self, query: str, k: int = 4, **kwargs: Any
+    ) -> list[tuple[Document, float]]:
+        """The ``k`` best passages with their relevance (``Hit.relevance``: in [0, 1] and
+        comparable across queries, so ``score_threshold`` and
+        ``as_retriever(search_type="similarity_score_threshold")`` keep what is likely relevant
+        and drop the hits of a query the store cannot answer)."""
+        filter = kwargs.pop("filter", None)
+        hits = self._hits(query, k, filter, kwargs)
+        found = _with_lengths(self.index, hits)
+        return [(self._document(hit, n), hit.relevance) for hit, n in found]
+
+    async def _asimilarity_search_with_relevance_scores(
+        self, query: str, k: int = 4, **kwargs: Any
+    ) -> list[tuple[Document, float]]:
+        return await run_in_executor(
+            None, self._similarity_search_with_relevance_scores, query, k, **kwargs
+        )
+
+    def similarity_search_by_vector(
+        self,
+        embedding: list[float],
+        k: int = 4,
+        filter: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> list[Document]:
+        """The ``k`` passages nearest ``embedding`` (a query vector of the index's model:
+        ``store.embeddings.embed_query(text)``), with ``filter`` and the search options as
+        in :meth:`similarity_search` (dense: no ``mode``, no ``rerank``)."""
+        hits = self._hits(embedding, k, filter, kwargs)
+        return [self._document(hit, n) for hit, n in _with_lengths(self.index, hits)]
+
+    def max_marginal_relevance_search(
+        self,
+        query: str,
+        k: int = 4,
+        fetch_k: int = 20,
+        lambda_mult: float = 0.5,
+        filter: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> list[Document]:
+        """``k`` passages picked by maximal marginal relevance from the ``fetch_k`` best for
+        ``query`` (``lambda_mult``: 1 = relevance alone, 0 = novelty alone), over the stored
+        vectors (:mod:`ragkit.search.mmr`); as ``as_retriever(search_type="mmr")``."""
+        mmr = {"mmr_lambda": float(lambda_mult), "mmr_candidates": max(fetch_k, k)}
+        hits = self._hits(query, k, filter, kwargs | mmr)
+        return [self._document(hit, n) for hit, n in _with_lengths(self.index, hits)]
+
+    def max_marginal_relevance_search_by_vector(
+        self,
+        embedding: list[float],
+        k: int = 4,
+        fetch_k: int = 20,
+        lambda_mult: float = 0.5,
+        filter: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> list[Document]:
+        """:meth:`max_marginal_relevance_search` from a query vector (as
+        :meth:`similarity_search_by_vector` takes)."""
+        mmr = {"mmr_lambda": float(lambda_mult), "mmr_candidates": max(fetch_k, k)}
+        hits = self._hits(embedding, k, filter, kwargs | mmr)
+        return [self._document(hit, n) for hit, n in _with_lengths(self.index, hits)]
+
+    def _hits(
+        self,
+        query: str | Sequence[float],
+        k: int,
+        filter: Mapping[str, Any] | None,
+        options: dict[str, Any],
+    ) -> list[Hit]:
+        """The hits of a search by text (``query`` a string) or by vector, the store's
+        options under those given."""
+        unknown = sorted(set(options) - set(SEARCH_OPTIONS))
         if unknown:
             raise RagkitError(
                 f"RagkitVectorStore search: unknown option(s) {', '.join(unknown)}; the options "
@@ -251,9 +373,12 @@ class RagkitVectorStore(VectorStore):
             )
         if check_k(k, "k") == 0:
             return []
-        options = SearchOptions.of(self.options, **kwargs, k=k, filters=langchain_filter(filter))
-        hits = self.index.search(query, options)
-        return [(self._document(hit, n), hit.score) for hit, n in _with_lengths(self.index, hits)]
+        chosen = SearchOptions.of(self.options, **options, k=k, filters=langchain_filter(filter))
+        if isinstance(query, str):
+            return self.index.search(query, chosen)
+        # the store's own mode and rerank are for text; those given here are checked
+        dense = {name: value for name, value in DENSE.items() if name not in options}
+        return self.index.search_by_vector(query, chosen.model_copy(update=dense))
 
     def _document(self, hit: Hit, length: int | None) -> Document:
         metadata = dict(hit.metadata)
@@ -268,28 +393,6 @@ class RagkitVectorStore(VectorStore):
             metadata["start_index"] = base + hit.start
             metadata["end_index"] = base + hit.end
         return Document(id=hit.key, page_content=hit.text, metadata=metadata)
-
-    def _select_relevance_score_fn(self) -> Callable[[float], float]:
-        return lambda score: min(1.0, max(0.0, score))
-
-    def similarity_search_by_vector(
-        self, embedding: list[float], k: int = 4, **kwargs: Any
-    ) -> list[Document]:
-        """Not offered: ragkit embeds queries itself, with its index's model."""
-        raise NotImplementedError(
-            "RagkitVectorStore searches by query text (it embeds with its index's model): use "
-            "similarity_search(query)"
-        )
-
-    def max_marginal_relevance_search(
-        self, query: str, k: int = 4, fetch_k: int = 20, lambda_mult: float = 0.5, **kwargs: Any
-    ) -> list[Document]:
-        """Not offered: ragkit diversifies nothing; rank with its reranker instead
-        (``as_retriever(search_kwargs={"rerank": True})``)."""
-        raise NotImplementedError(
-            "RagkitVectorStore has no MMR search; use search_type='similarity' (optionally "
-            "with search_kwargs={'rerank': True})"
-        )
 
     @classmethod
     def from_texts(
@@ -322,6 +425,28 @@ class RagkitVectorStore(VectorStore):
         if "ids" not in kwargs and any(document.id for document in documents):
             kwargs["ids"] = [document.id or str(uuid.uuid4()) for document in documents]
         return cls.from_texts(texts, embedding, metadatas, **kwargs)
+
+
+class RagkitEmbeddings(Embeddings):
+    """A ragkit index's embedding model as LangChain ``Embeddings``: queries embedded as the
+    index embeds a search's query (:meth:`ragkit.Index.embed_query`: its language's
+    normalization and the model's query prefix), texts as it embeds passages (the passage
+    prefix). Vectors are unit length.
+
+    Example:
+        >>> embeddings = RagkitEmbeddings(Index.open("my-index"))  # doctest: +SKIP
+        >>> len(embeddings.embed_query("boiling point"))  # doctest: +SKIP
+        384
+    """
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+
+    def embed_query(self, text: str) -> list[float]:
+        return [float(x) for x in self.index.embed_query(text)]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.index.encoder.encode_passages(list(texts)).tolist()
 
 
 def _with_lengths(index: Index, hits: list[Hit]) -> list[tuple[Hit, int | None]]:

@@ -1,12 +1,19 @@
-"""LlamaIndex components (``pip install "ragkit-pipeline[llama-index]"``): a ragkit index as a
-``BaseRetriever`` and ragkit's adaptive chunker as a ``NodeParser``.
+"""LlamaIndex components (``pip install "ragkit-pipeline[llama-index]"``): a ragkit index as a vector
+store and as a ``BaseRetriever``, and ragkit's adaptive chunker as a ``NodeParser``.
 
-:class:`RagkitRetriever` returns ``NodeWithScore`` objects whose ``TextNode`` carries the
-passage's ``start_char_idx`` / ``end_char_idx`` in its document's original text and the
-document as its source (``node.ref_doc_id``). :class:`RagkitNodeParser` chunks documents as
-``ragkit chunk`` does, with the same offsets and the chosen chunker in ``metadata["chunker"]``.
+:class:`RagkitVectorStore` is a ``BasePydanticVectorStore`` that stores text, so LlamaIndex's
+``VectorStoreIndex`` builds on it (``StorageContext.from_defaults(vector_store=store)``):
+ragkit analyzes, chunks and embeds every node's text with the index's own model, and searches
+hybrid, sparse, dense or by vector, with MMR. :class:`RagkitRetriever` returns
+``NodeWithScore`` objects whose ``TextNode`` carries the passage's ``start_char_idx`` /
+``end_char_idx`` in its document's original text and the document as its source
+(``node.ref_doc_id``). :class:`RagkitNodeParser` chunks documents as ``ragkit chunk`` does,
+with the same offsets and the chosen chunker in ``metadata["chunker"]``.
 
 Example:
+    >>> store = RagkitVectorStore("my-index", model="all-minilm-l6-v2")  # doctest: +SKIP
+    >>> context = StorageContext.from_defaults(vector_store=store)  # doctest: +SKIP
+    >>> index = VectorStoreIndex.from_documents(documents, storage_context=context)  # doctest: +SKIP
     >>> retriever = RagkitRetriever("my-index", similarity_top_k=3)  # doctest: +SKIP
     >>> [n.node.ref_doc_id for n in retriever.retrieve("boiling point of water")]  # doctest: +SKIP
     ['/docs/water.md', '/docs/water.md', 'faq-1']
@@ -15,54 +22,75 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragkit.embed.models import AUTO_MODEL
-from ragkit.errors import RagkitError
-from ragkit.index import Hit, Index
+from ragkit.documents.given import check_source
+from ragkit.errors import InvalidArgumentError, RagkitError
+from ragkit.index import Index
 from ragkit.integrations.common import (
     FrameworkNotInstalled,
-    TextChunker,
     add_records,
-    build_filters,
     check_k,
-    check_metadata,
-    hit_metadata,
+    checked_filter,
+    delete_records,
     open_index,
+    stored_texts,
 )
+from ragkit.integrations.llama_index_embedding import RagkitEmbedding
+from ragkit.integrations.llama_index_nodes import (
+    DocumentIds,
+    hit_node,
+    node_record,
+    stored_node,
+)
+from ragkit.integrations.llama_index_parser import CHUNKER_KEY, RagkitNodeParser
+from ragkit.integrations.llama_index_store import StoredNodes, query_mode, search_options
 from ragkit.query import SearchOptions
 from ragkit.search.fusion import SearchMode
 
 try:
+    from llama_index.core import Settings as LlamaSettings
     from llama_index.core.base.base_retriever import BaseRetriever
     from llama_index.core.bridge.pydantic import Field, PrivateAttr
     from llama_index.core.callbacks import CallbackManager
-    from llama_index.core.node_parser import NodeParser
-    from llama_index.core.node_parser.node_utils import build_nodes_from_splits
     from llama_index.core.schema import (
         BaseNode,
         Document,
-        MetadataMode,
-        NodeRelationship,
         NodeWithScore,
         QueryBundle,
-        RelatedNodeInfo,
-        TextNode,
     )
     from llama_index.core.vector_stores.types import (
+        BasePydanticVectorStore,
         FilterCondition,
         MetadataFilter,
         MetadataFilters,
+        VectorStoreQuery,
+        VectorStoreQueryMode,
+        VectorStoreQueryResult,
     )
 except ImportError as error:
     raise FrameworkNotInstalled.of("llama-index-core", "llama-index", error) from error
 
-log = logging.getLogger(__name__)
+__all__ = [
+    "CHUNKER_KEY",
+    "RagkitEmbedding",
+    "RagkitNodeParser",
+    "RagkitRetriever",
+    "RagkitVectorStore",
+    "llama_index_filters",
+]
 
-CHUNKER_KEY = "chunker"
+SOURCE = "<llama-index>"
+BY_VECTOR = (VectorStoreQueryMode.DEFAULT, VectorStoreQueryMode.MMR)  # modes searching a vector
+
+
+OPERATORS = {
+    "==": "$eq", "!=": "$ne", ">": "$gt", ">=": "$gte", "<": "$lt", "<=": "$lte",
+    "in": "$in", "nin": "$nin", "contains": "$contains", "text_match": "$contains",
+    "text_match_insensitive": "$icontains",
+}  # fmt: skip
 
 
 def llama_index_filters(
@@ -70,61 +98,62 @@ def llama_index_filters(
 ) -> dict[str, Any] | None:
     """LlamaIndex ``MetadataFilters`` as a ragkit filter (:mod:`ragkit.store.filters`).
 
-    Filters joined by AND with ``==``, ``in``, ``>``, ``>=``, ``<``, ``<=`` translate, as does
-    an OR of ``==`` / ``in`` on one key. Keys name metadata fields, except ``language`` (the
-    document's language), ``file_path`` and ``source`` (a glob on the document's path, or the
-    ``<name>`` of added records); ``meta.language`` and ``meta.source`` name metadata fields
-    called so. A dict is taken as a ragkit filter as it is. An operator ragkit does not offer
-    or a value of the wrong type (a list with ``==``, an empty list with ``in``) is a
-    :class:`RagkitError`, never an empty result.
+    Every ``FilterOperator`` translates: ``==`` ``!=`` ``>`` ``>=`` ``<`` ``<=`` ``in`` ``nin``
+    ``contains`` as ragkit's ``$eq``…``$contains``; ``text_match`` (a substring) as
+    ``$contains``, ``text_match_insensitive`` as ``$icontains``; ``any`` / ``all`` (some / every
+    value in a list field, or in a text field's text) as an ``$or`` / ``$and`` of
+    ``$contains``; ``is_empty`` (missing, null, ``""`` or ``[]``) as ``$empty``. Conditions
+    ``and``, ``or`` and ``not`` (none of them holds) nest. Keys name metadata fields, except
+    ``language`` (the document's language), ``file_path`` and ``source`` (a glob on the
+    document's path, or the ``<name>`` of added records); ``meta.language`` and ``meta.source``
+    name metadata fields called so. A dict is taken as a ragkit filter as it is. A value of
+    the wrong type (a list with ``==``, text that is neither a number nor a date with ``>``)
+    is a :class:`RagkitError`, never an empty result.
 
     Example:
         >>> llama_index_filters(MetadataFilters(filters=[
         ...     MetadataFilter(key="year", value=2000, operator=">="),
-        ...     MetadataFilter(key="language", value="ar"),
-        ... ]))
-        {'year': {'>=': 2000}, 'language': 'ar'}
+        ...     MetadataFilter(key="tags", value=["x", "y"], operator="any"),
+        ... ], condition="or"))
+        {'$or': [{'year': {'$gte': 2000}}, {'$or': [{'tags': {'$contains': 'x'}}, {'tags': {'$contains': 'y'}}]}]}
     """
     if filters is None:
         return None
     if isinstance(filters, Mapping):
-        return dict(filters)
+        return checked_filter(dict(filters), "LlamaIndex")
     if not isinstance(filters, MetadataFilters):
         raise RagkitError(
             f"filters={filters!r:.60}: give llama_index MetadataFilters or a ragkit filter dict"
         )
-    return build_filters(_conditions(filters), "LlamaIndex")
+    return checked_filter(_translated(filters), "LlamaIndex")
 
 
-def _conditions(filters: MetadataFilters) -> Iterator[tuple[str, str, Any]]:
+def _translated(filters: MetadataFilters) -> dict[str, Any]:
+    parts = [
+        _translated(item) if isinstance(item, MetadataFilters) else _condition(item)
+        for item in filters.filters
+    ]
     condition = filters.condition or FilterCondition.AND
-    if condition == FilterCondition.OR:
-        keys = {f.key for f in filters.filters if isinstance(f, MetadataFilter)}
-        values: list[Any] = []
-        for item in filters.filters:
-            if not isinstance(item, MetadataFilter) or len(keys) != 1:
-                break
-            if item.operator.value == "==":
-                values.append(item.value)
-            elif item.operator.value == "in" and isinstance(item.value, list):
-                values.extend(item.value)
-            else:
-                break
-        else:
-            yield next(iter(keys)), "in", values
-            return
-        raise RagkitError(
-            "LlamaIndex filters: ragkit joins conditions with AND; OR only among == / in "
-            "conditions on one key"
-        )
-    if condition != FilterCondition.AND:
-        raise RagkitError(f"LlamaIndex filters: condition {condition.value!r} is not offered")
-    for item in filters.filters:
-        if isinstance(item, MetadataFilters):
-            yield from _conditions(item)
-        else:
-            key = "source" if item.key == "file_path" else item.key
-            yield key, item.operator.value, item.value
+    if condition == FilterCondition.NOT:  # LlamaIndex: none of them holds
+        return {"$not": {"$or": parts}}
+    return {"$or" if condition == FilterCondition.OR else "$and": parts}
+
+
+def _condition(item: MetadataFilter) -> dict[str, Any]:
+    key = "source" if item.key == "file_path" else item.key
+    operator, value = item.operator.value, item.value
+    if operator in ("any", "all"):
+        if not isinstance(value, list):
+            raise RagkitError(
+                f"LlamaIndex filter {item.key} {operator} {value!r:.60}: give a list of values"
+            )
+        contained = [{key: {"$contains": each}} for each in value]
+        return {"$or" if operator == "any" else "$and": contained}
+    if operator == "is_empty":
+        return {key: {"$empty": True}}
+    if operator not in OPERATORS:
+        raise RagkitError(f"LlamaIndex filter {item.key} {operator}: no such operator in ragkit")
+    return {key: {OPERATORS[operator]: value}}
 
 
 class RagkitRetriever(BaseRetriever):
@@ -134,7 +163,9 @@ class RagkitRetriever(BaseRetriever):
     ``NodeWithScore``: the passage as a ``TextNode`` (id ``KEY:START-END``; the document key
     as ``ref_doc_id``; ``start_char_idx`` / ``end_char_idx`` into the document's original
     text; metadata: the document's own plus ``file_path``, ``language`` and ``title``) with
-    ragkit's score. ``similarity_top_k`` results; ``mode`` (``hybrid``, ``dense``,
+    its relevance as the score (``Hit.relevance``: in [0, 1] and comparable across queries,
+    so ``SimilarityPostprocessor(similarity_cutoff=0.5)`` drops what the index cannot
+    answer; the nodes come in ragkit's rank order). ``similarity_top_k`` results; ``mode`` (``hybrid``, ``dense``,
     ``sparse``), ``filters`` (``MetadataFilters`` or a ragkit filter dict:
     :func:`llama_index_filters`), ``rerank`` and ``language`` (analyze queries as this ISO
     639 language) as in :meth:`ragkit.Index.search`.
@@ -170,7 +201,7 @@ class RagkitRetriever(BaseRetriever):
         hits = self.index.search(
             query_bundle.query_str, self.options, k=self.similarity_top_k, filters=self.filters
         )
-        return [NodeWithScore(node=hit_node(hit), score=hit.score) for hit in hits]
+        return [NodeWithScore(node=hit_node(hit), score=hit.relevance) for hit in hits]
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return await asyncio.to_thread(self._retrieve, query_bundle)
@@ -180,144 +211,228 @@ class RagkitRetriever(BaseRetriever):
         cls,
         documents: Sequence[Document],
         index: Index | str | Path,
-        source: str = "<llama-index>",
+        source: str = SOURCE,
+        *,
+        model: str | None = None,
         **retriever: Any,
     ) -> RagkitRetriever:
-        """A retriever over ``index`` (created when missing) after adding ``documents`` (what
-        a LlamaIndex reader such as ``SimpleDirectoryReader(...).load_data()`` returns) as
-        records: the document id as key, its text, its JSON metadata. ``retriever``: the
-        options of the class (``similarity_top_k``, ``filters``…).
+        """A retriever over ``index`` (created when missing, embedding with ``model``: ``auto``
+        by default) after adding ``documents`` (what a LlamaIndex reader such as
+        ``SimpleDirectoryReader(...).load_data()`` returns) as records: each under its stable
+        id (a reader's document under its file's path, so reading the folder again updates
+        them: :class:`~ragkit.integrations.llama_index_nodes.DocumentIds`), with its text,
+        its JSON metadata and the keys it leaves out of what the LLM sees, which the nodes
+        retrieved keep. ``retriever``: the options of the class (``similarity_top_k``,
+        ``filters``…).
 
         Example:
             >>> documents = SimpleDirectoryReader("docs").load_data()  # doctest: +SKIP
-            >>> retriever = RagkitRetriever.from_documents(documents, "my-index")  # doctest: +SKIP
+            >>> retriever = RagkitRetriever.from_documents(  # doctest: +SKIP
+            ...     documents, "my-index", model="all-minilm-l6-v2"
+            ... )
         """
-        opened = open_index(index, create=True)
-        records = [
-            {
-                "id": document.doc_id,
-                "text": document.text,
-                "metadata": check_metadata(document.metadata, document.doc_id),
-            }
-            for document in documents
-        ]
-        add_records(opened, records, source)
+        opened = open_index(index, create=True, **({"model": model} if model else {}))
+        ids = DocumentIds()
+        ids.assign(documents)
+        records = {r.key: r.fields for r in (node_record(d, ids) for d in documents)}
+        add_records(opened, list(records.values()), source)
         return cls(opened, **retriever)
 
 
-def hit_node(hit: Hit) -> TextNode:
-    """A hit as a LlamaIndex ``TextNode`` (see :class:`RagkitRetriever`)."""
-    return TextNode(
-        id_=f"{hit.key}:{hit.start}-{hit.end}",
-        text=hit.text,
-        start_char_idx=hit.start,
-        end_char_idx=hit.end,
-        metadata=hit_metadata(hit),
-        relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=hit.key)},
-    )
+class RagkitVectorStore(BasePydanticVectorStore):
+    """A ragkit :class:`~ragkit.Index` as a LlamaIndex vector store that stores text.
 
+    ``index`` is an open :class:`~ragkit.Index` or its location (a folder, ``milvus://…``),
+    created when missing with ``model`` (``auto`` when None) and any other ragkit
+    ``settings``. ``VectorStoreIndex`` hands the store its nodes; ragkit adds each as a record
+    of ``source`` (``<llama-index>``) and analyzes, chunks and embeds its text with the index's
+    own model (the vectors LlamaIndex computed are not used). A document is stored under a
+    stable id — a reader's document under its file's path — so building again from the same
+    folder updates what changed instead of adding everything twice, and the nodes of a
+    document whose version (hash) changed replace its old ones
+    (:mod:`ragkit.integrations.llama_index_nodes`).
 
-class RagkitNodeParser(NodeParser):
-    """ragkit's adaptive chunker as a LlamaIndex ``NodeParser``: every candidate chunker runs
-    on each document and the best by ragkit's chunk metrics is kept (or the one ``chunker``
-    names: ``fixed``, ``sentence``, ``recursive``, ``structure``, ``semantic``).
+    Queries: ragkit searches the query text itself (LlamaIndex need not embed it:
+    ``is_embedding_query`` is False); a query with only an embedding is searched by vector.
+    Query modes: ``default`` is the store's ``mode`` (``hybrid``, dense + BM25: ragkit's
+    default), ``sparse`` and ``text_search`` BM25, ``hybrid`` both, with ``alpha`` as the dense
+    list's weight (0: BM25 only, 1: dense only), ``semantic_hybrid`` hybrid then ragkit's
+    reranker, ``mmr`` maximal marginal relevance over the default mode's candidates
+    (``mmr_threshold``, 0.5 when not given, 1 being relevance only; ``mmr_prefetch_k`` or
+    ``mmr_prefetch_factor`` candidates); the learner modes (``svm``…) are refused. Filters are
+    ``MetadataFilters`` (:func:`llama_index_filters`); ``doc_ids`` keep those documents'
+    nodes. Search options (``rerank``, ``language``, ``fusion``…) may come as
+    ``vector_store_kwargs``; the store's ``rerank`` and ``language`` are their defaults. Scores
+    are ragkit's relevance, in [0, 1] and comparable across queries, so
+    ``SimilarityPostprocessor(similarity_cutoff=…)`` applies.
 
-    ``chunk_size`` is a budget in tokens of the document's language (ragkit's tokenizers);
-    chunks do not overlap (a ``chunk_overlap`` is ignored with a warning). Each node has ``start_char_idx`` / ``end_char_idx`` in its
-    document's text, the document as its source, its neighbours as previous / next, the
-    document's metadata and ``metadata["chunker"]`` (the chunker chosen for the document;
-    left out of the text embedded and shown to the LLM). ``model`` embeds sentences for the
-    metrics (``auto``: by language), ``markdown`` reads headings, lists and code as blocks,
-    ``language`` overrides detection.
+    LlamaIndex embeds every node before handing it to a vector store: when it has no
+    embedding model set (``Settings.embed_model``), the store sets its own
+    (:attr:`embed_model`, the index's encoder), so nothing reaches for OpenAI.
 
     Example:
-        >>> parser = RagkitNodeParser.from_defaults(chunk_size=64, chunker="sentence")
-        >>> node = parser.get_nodes_from_documents([Document(text="One. Two.")])[0]
-        >>> node.start_char_idx, node.end_char_idx, node.metadata
-        (0, 9, {'chunker': 'sentence'})
+        >>> from llama_index.core import SimpleDirectoryReader, StorageContext, VectorStoreIndex
+        >>> store = RagkitVectorStore("my-index", model="all-minilm-l6-v2")  # doctest: +SKIP
+        >>> documents = SimpleDirectoryReader("docs").load_data()  # doctest: +SKIP
+        >>> index = VectorStoreIndex.from_documents(  # doctest: +SKIP
+        ...     documents, storage_context=StorageContext.from_defaults(vector_store=store)
+        ... )
+        >>> index.as_retriever(similarity_top_k=3).retrieve("boiling point")[0].node.ref_doc_id  # doctest: +SKIP
+        '/home/me/docs/water.md'
     """
 
-    chunk_size: int = Field(default=256, gt=0, description="Token budget per chunk.")
-    chunk_overlap: int = Field(default=0, ge=0, description="Ignored: chunks do not overlap.")
-    chunker: str = Field(default="adaptive", description="adaptive, or one chunker's name.")
-    model: str = Field(default=AUTO_MODEL, description="Embedding model for chunk metrics.")
-    weights: dict[str, float] | None = Field(default=None, description="Chunk metric weights.")
-    markdown: bool = Field(default=False, description="Read Markdown blocks.")
-    language: str | None = Field(default=None, description="ISO 639 code; detected if None.")
-    _chunk: TextChunker = PrivateAttr()
+    stores_text: bool = True
+    is_embedding_query: bool = False
+    flat_metadata: bool = False
+    source: str = Field(default=SOURCE, description="The records source of the nodes added.")
+    mode: SearchMode = Field(default="hybrid", description="The mode of default queries.")
+    rerank: bool = Field(default=False, description="Rerank with ragkit's reranker.")
+    language: str | None = Field(default=None, description="Analyze queries as this language.")
+    _nodes: StoredNodes = PrivateAttr()
+    _embedding: RagkitEmbedding = PrivateAttr()
 
-    def model_post_init(self, context: Any, /) -> None:
-        if self.chunk_overlap:
-            log.warning("RagkitNodeParser: chunk_overlap ignored (ragkit's chunks do not overlap)")
-        self._chunk = TextChunker(
-            self.chunker, self.chunk_size, self.model, self.weights, self.markdown, self.language
-        )
+    def __init__(
+        self,
+        index: Index | str | Path,
+        *,
+        model: str | None = None,
+        source: str = SOURCE,
+        mode: SearchMode = "hybrid",
+        rerank: bool = False,
+        language: str | None = None,
+        **settings: Any,
+    ) -> None:
+        check_source(source)
+        checked = SearchOptions.of(mode=mode, rerank=rerank, language=language)
+        fields: dict[str, Any] = {
+            "source": source,
+            "mode": mode,
+            "rerank": rerank,
+            "language": checked.language,
+        }
+        super().__init__(**fields)  # this class's fields (the base's signature lacks them)
+        if model is not None:
+            settings["model"] = model
+        opened = open_index(index, create=True, **settings)
+        self._nodes = StoredNodes(opened, source)
+        self._embedding = RagkitEmbedding(opened)
+        held = LlamaSettings._embed_model
+        if held is None or isinstance(held, RagkitEmbedding):
+            LlamaSettings.embed_model = self._embedding
 
     @classmethod
     def class_name(cls) -> str:
-        return "RagkitNodeParser"
+        return "RagkitVectorStore"
 
-    @classmethod
-    def from_defaults(
-        cls,
-        chunk_size: int = 256,
-        chunker: str = "adaptive",
-        model: str = AUTO_MODEL,
-        weights: dict[str, float] | None = None,
-        markdown: bool = False,
-        language: str | None = None,
-        include_metadata: bool = True,
-        include_prev_next_rel: bool = True,
-        callback_manager: CallbackManager | None = None,
-    ) -> RagkitNodeParser:
-        """A parser with these settings (LlamaIndex's constructor convention)."""
-        return cls(
-            chunk_size=chunk_size,
-            chunker=chunker,
-            model=model,
-            weights=weights,
-            markdown=markdown,
-            language=language,
-            include_metadata=include_metadata,
-            include_prev_next_rel=include_prev_next_rel,
-            callback_manager=callback_manager or CallbackManager([]),
+    @property
+    def client(self) -> Index:
+        """The ragkit index."""
+        return self._nodes.index
+
+    @property
+    def index(self) -> Index:
+        """The ragkit index."""
+        return self._nodes.index
+
+    @property
+    def embed_model(self) -> RagkitEmbedding:
+        """The index's encoder as a LlamaIndex embedding model (:class:`RagkitEmbedding`)."""
+        return self._embedding
+
+    def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
+        """Store ``nodes`` (their text analyzed, chunked and embedded by ragkit) and return
+        their ids: ``DOCUMENT#START-END`` for a node of a document, its own id for a node
+        without one. A node stored before under its id is replaced when it changed and left as
+        it is otherwise; the nodes a document had in another version are removed. Nodes the
+        index cannot take (no text, metadata that is not JSON, an unpaired surrogate) raise one
+        :class:`RagkitError` naming each, after the others are stored. ``model`` (passed on by
+        ``VectorStoreIndex.from_documents(..., model=…)``) must name the index's model."""
+        self._nodes.check_model(add_kwargs.pop("model", None))
+        if add_kwargs:
+            raise InvalidArgumentError(
+                f"RagkitVectorStore.add: unknown argument(s) {', '.join(sorted(add_kwargs))}"
+            )
+        return self._nodes.add(list(nodes))
+
+    def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
+        """Remove the nodes of the document ``ref_doc_id``: its stable id (a query's
+        ``node.ref_doc_id``, a file's path) or the id LlamaIndex gave it when it was added
+        (``document.doc_id``); a document ragkit ingested itself is removed by its key."""
+        self._nodes.delete_document(ref_doc_id)
+
+    def delete_nodes(
+        self,
+        node_ids: list[str] | None = None,
+        filters: MetadataFilters | None = None,
+        **delete_kwargs: Any,
+    ) -> None:
+        """Remove the nodes ``node_ids`` names (the ids :meth:`add` and queries return; a
+        passage's ``ID:START-END`` names its node) that match ``filters``; with neither, every
+        node of the store's source, as LlamaIndex's stores do."""
+        selected = self._nodes.selected(node_ids, llama_index_filters(filters))
+        delete_records(self.index, selected)
+
+    def get_nodes(
+        self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None
+    ) -> list[BaseNode]:
+        """The stored nodes ``node_ids`` names that match ``filters`` (with neither, all of the
+        store's source), whole, in the order given."""
+        selected = self._nodes.selected(node_ids, llama_index_filters(filters))
+        found = {doc.key: (doc, text) for doc, text in stored_texts(self.index, selected)}
+        return [stored_node(*found[key]) for key in selected if key in found]
+
+    def clear(self) -> None:
+        """Remove every node of the store's source."""
+        delete_records(self.index, [entry.key for entry in self._nodes.entries()])
+
+    def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
+        """The nodes best matching ``query`` (see the class for modes, filters and options),
+        each with its relevance as similarity."""
+        defaults = SearchOptions.of(mode=self.mode, rerank=self.rerank, language=self.language)
+        filters = llama_index_filters(query.filters)
+        options = search_options(query, kwargs, defaults, filters, self._nodes.ids)
+        if options is None:
+            return VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
+        if query.query_str:
+            hits = self.index.search(query.query_str, options)
+        elif query.query_embedding is None:
+            raise InvalidArgumentError("VectorStoreQuery: give query_str or query_embedding")
+        elif query_mode(query) not in BY_VECTOR:
+            raise InvalidArgumentError(
+                f"query mode {query_mode(query).value!r} searches text: give query_str (an embedding "
+                "alone is searched in the default and mmr modes)"
+            )
+        else:  # by vector: dense, and no reranker (it reads query text) unless asked for
+            dense = {"mode": "dense"} | ({} if kwargs.get("rerank") else {"rerank": False})
+            hits = self.index.search_by_vector(query.query_embedding, options, **dense)
+        nodes = [hit_node(hit) for hit in hits]
+        return VectorStoreQueryResult(
+            nodes=nodes,
+            similarities=[hit.relevance for hit in hits],
+            ids=[node.node_id for node in nodes],
         )
 
-    def _parse_nodes(
-        self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: Any
-    ) -> list[BaseNode]:
-        texts = [node.get_content(metadata_mode=MetadataMode.NONE) for node in nodes]
-        parsed: list[BaseNode] = []
-        for node, chunked in zip(nodes, self._chunk(texts), strict=True):
-            pieces = build_nodes_from_splits(
-                [chunk.text for chunk in chunked.chunks], node, id_func=self.id_func
-            )
-            for piece, chunk in zip(pieces, chunked.chunks, strict=True):
-                piece.start_char_idx, piece.end_char_idx = chunk.start, chunk.end
-                piece.metadata[CHUNKER_KEY] = chunked.chosen
-                piece.excluded_embed_metadata_keys = [
-                    *node.excluded_embed_metadata_keys,
-                    CHUNKER_KEY,
-                ]
-                piece.excluded_llm_metadata_keys = [*node.excluded_llm_metadata_keys, CHUNKER_KEY]
-            parsed.extend(pieces)
-        return parsed
+    async def async_add(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[str]:
+        return await asyncio.to_thread(self.add, nodes, **kwargs)
 
-    async def _aparse_nodes(
-        self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: Any
-    ) -> list[BaseNode]:
-        return await asyncio.to_thread(self._parse_nodes, nodes, show_progress, **kwargs)
+    async def adelete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
+        await asyncio.to_thread(self.delete, ref_doc_id, **delete_kwargs)
 
-    def _postprocess_parsed_nodes(
-        self, nodes: list[BaseNode], parent_doc_map: dict[str, Document]
+    async def adelete_nodes(
+        self,
+        node_ids: list[str] | None = None,
+        filters: MetadataFilters | None = None,
+        **delete_kwargs: Any,
+    ) -> None:
+        await asyncio.to_thread(self.delete_nodes, node_ids, filters, **delete_kwargs)
+
+    async def aget_nodes(
+        self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None
     ) -> list[BaseNode]:
-        """The base class's relationships and metadata, with the chunker's own offsets kept
-        (the base class finds each node's text again, which a repeated passage can fool)."""
-        offsets = [
-            (n.start_char_idx, n.end_char_idx) if isinstance(n, TextNode) else None for n in nodes
-        ]
-        nodes = super()._postprocess_parsed_nodes(nodes, parent_doc_map)
-        for node, span in zip(nodes, offsets, strict=True):
-            if span is not None and isinstance(node, TextNode):
-                node.start_char_idx, node.end_char_idx = span
-        return nodes
+        return await asyncio.to_thread(self.get_nodes, node_ids, filters)
+
+    async def aclear(self) -> None:
+        await asyncio.to_thread(self.clear)
+
+    async def aquery(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
+        return await asyncio.to_thread(self.query, query, **kwargs)

@@ -51,6 +51,21 @@ def query_terms(keys: list[str], languages: list[str], settings: Settings) -> li
     return terms
 
 
+def query_vector(
+    query: str,
+    languages: list[str],
+    settings: Settings,
+    encoder: Callable[[], Encoder],
+    key: str | None = None,
+) -> np.ndarray:
+    """``query``'s vector: the text embedded is its matching key in its first language (``key``
+    when computed already) where that language is embedded normalized, else the query."""
+    normalized = embeds_normalized(languages[0], settings)
+    if normalized and key is None:
+        key = matching_key(query, languages[0], settings)
+    return encoder().encode_queries([key if normalized and key is not None else query])[0]
+
+
 def analyze(
     query: str,
     languages: list[str],
@@ -63,7 +78,6 @@ def analyze(
     keys = [matching_key(query, language, settings) for language in languages]
     vector = None
     if mode in ("hybrid", "dense"):
-        text = keys[0] if embeds_normalized(languages[0], settings) else query
-        vector = encoder().encode_queries([text])[0]
+        vector = query_vector(query, languages, settings, encoder, keys[0])
     terms = query_terms(keys, languages, settings) if mode != "dense" else []
     return Analyzed(languages, keys, terms, vector)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragkit.query.relevance import Evidence
 from ragkit.search.contributions import Contribution
 from ragkit.store import StoredChunk
 
@@ -22,6 +23,11 @@ class Hit:
     ``document_id`` is the record's own id (a JSONL or CSV ``id``, what relevance judgments
     name) or, for a file, its key; ``key`` is the document's key in the index, as ``ragkit ls``,
     ``rm`` and ``info --document`` take it (``path#id`` for a record).
+
+    ``score`` orders the hits of one query (fused, rescaled per query, or the reranker's);
+    ``relevance``, in [0, 1], says how well the chunk answers the query and compares across
+    queries: the score to set a threshold on (0.5 keeps what is likely relevant;
+    :mod:`ragkit.query.relevance`).
     """
 
     text: str
@@ -35,20 +41,25 @@ class Hit:
     metadata: dict[str, Any] = field(default_factory=dict)
     key: str = ""
     duplicates: list[str] = field(default_factory=list)
+    relevance: float = 0.0
 
 
 @dataclass(frozen=True)
 class ExplainedHit:
     """A hit of :meth:`ragkit.Index.explain` and how its first-stage score came about
     (:class:`ragkit.search.contributions.Contribution`); ``reranked``: ``hit.score`` is the
-    reranker's, ``contribution.score`` the first stage's."""
+    reranker's, ``contribution.score`` the first stage's; ``evidence``: what ``hit.relevance``
+    was calibrated from (:class:`ragkit.query.relevance.Evidence`)."""
 
     hit: Hit
     contribution: Contribution
     reranked: bool = False
+    evidence: Evidence = field(default_factory=Evidence)
 
 
-def hit_of(row: StoredChunk, score: float, duplicates: list[str] | None = None) -> Hit:
+def hit_of(
+    row: StoredChunk, score: float, duplicates: list[str] | None = None, relevance: float = 0.0
+) -> Hit:
     """The hit of a stored chunk."""
     return Hit(
         text=row.text,
@@ -62,4 +73,5 @@ def hit_of(row: StoredChunk, score: float, duplicates: list[str] | None = None) 
         metadata=row.metadata,
         key=row.document_key,
         duplicates=duplicates or [],
+        relevance=relevance,
     )

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import re
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
@@ -179,6 +180,24 @@ class SparseIndex:
                 f"`ragkit doctor --repair --index {folder.parent}` rebuilds it"
             ) from error
         return cls(retriever, ids)
+
+    def idf(self, terms: list[str]) -> list[float]:
+        """The IDF bm25s weighs each of ``terms`` with (Lucene: ``ln(1 + (N - df + 0.5) /
+        (df + 0.5))``, df the chunks holding the term); a term no chunk holds gets the
+        largest, that of df 0.
+
+        Example:
+            >>> index = SparseIndex.build([(7, "water boil"), (9, "ice water")])
+            >>> [round(w, 3) for w in index.idf(["water", "ice", "zzz"])]
+            [0.182, 0.693, 1.792]
+        """
+        chunks = len(self.chunk_ids)
+        if self.retriever is None:
+            return [math.log(1.0 + (chunks + 0.5) / 0.5)] * len(terms)
+        vocabulary, bounds = self.retriever.vocab_dict, self.retriever.scores["indptr"]
+        found = [vocabulary.get(term) for term in terms]
+        df = [0 if at is None else int(bounds[at + 1] - bounds[at]) for at in found]
+        return [math.log(1.0 + (chunks - d + 0.5) / (d + 0.5)) for d in df]
 
     def search(
         self,

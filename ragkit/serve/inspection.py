@@ -113,6 +113,8 @@ def explanations(
                 evidence=part.evidence,
                 phrase=part.phrase,
                 reranked=each.reranked,
+                cosine=each.evidence.cosine,
+                coverage=each.evidence.coverage,
                 before=before,
                 after=after,
             )

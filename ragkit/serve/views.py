@@ -48,6 +48,16 @@ class HitExplanation(BaseModel):
         "(phrase evidence).",
     )
     reranked: bool = False
+    cosine: float | None = Field(
+        default=None,
+        description="The relevance's evidence: the cosine of the query's vector and the "
+        "chunk's; null: the query was not embedded (sparse mode).",
+    )
+    coverage: float | None = Field(
+        default=None,
+        description="The relevance's evidence: the share of the query terms' IDF the chunk "
+        "holds; null: no terms (dense mode).",
+    )
     before: str = Field("", description="Original text just before the hit's span.")
     after: str = Field("", description="Original text just after the hit's span.")
 

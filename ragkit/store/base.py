@@ -145,6 +145,12 @@ class IndexReader(Protocol):
         """Exact inner products of ``query`` with the stored vectors of the chunks ``ids``."""
         ...
 
+    def term_idf(self, terms: list[str]) -> list[float]:
+        """The BM25 IDF of each of ``terms`` over the chunks the index shows, as its BM25
+        scores use it (Lucene: ``ln(1 + (N - df + 0.5) / (df + 0.5))``); a term no chunk holds
+        gets the largest (df 0)."""
+        ...
+
     def chunks_by_id(self, ids: Iterable[int]) -> dict[int, StoredChunk]:
         """The chunks ``ids`` with their documents (ids no longer stored are left out)."""
         ...

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import uuid
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,10 +98,19 @@ def test_filters(store: RagkitVectorStore) -> None:
         "kettle"
     }
     assert ids(filter={"language": "ar"}) == {"ar-boil"}
-    with pytest.raises(RagkitError, match=r"\$or"):
-        store.similarity_search("water", filter={"$or": [{"year": 1998}]})
+    assert ids(filter={"$or": [{"year": 1998}, {"source": "history"}]}) == {"kettle", "rail"}
+    assert ids(filter={"year": {"$ne": 1998}, "source": {"$nin": ["kitchen"]}}) == {
+        "rail", "ar-boil"
+    }  # fmt: skip
+    assert ids(filter={"$not": {"source": "physics-notes"}}) == {"bread", "rail"}
+    assert ids(filter={"year": {"$exists": True}, "pages": {"$exists": False}}) == set(RECORDS)
+    assert ids(filter={"source": {"$like": "%notes%"}}) == {"kettle", "ar-boil"}
+    assert ids(filter={"source": {"$ilike": "%NOTES%"}}) == {"kettle", "ar-boil"}
+    assert ids(filter={"id": {"$in": ["rail", "bread"]}}) == {"rail", "bread"}
     with pytest.raises(RagkitError, match="compare with a number"):
         store.similarity_search("water", filter={"year": {"$gte": "recent"}})
+    with pytest.raises(RagkitError, match="ragkit matches substrings"):
+        store.similarity_search("water", filter={"source": {"$like": "phys%"}})
 
 
 def test_search_options_through_the_retriever(store: RagkitVectorStore) -> None:
@@ -114,6 +124,69 @@ def test_search_options_through_the_retriever(store: RagkitVectorStore) -> None:
     with pytest.raises(RagkitError, match="unknown option.*filters"):
         store.similarity_search("water", filters={"year": 1998})
     assert store.similarity_search("water", k=0) == []
+
+
+def test_relevance_scores_drop_what_the_store_cannot_answer(store: RagkitVectorStore) -> None:
+    scored = store.similarity_search_with_relevance_scores("temperature at which water boils")
+    assert scored[0][0].id == "kettle" and scored[0][1] > 0.5
+    assert all(0.0 <= score <= 1.0 for _, score in scored)
+    nonsense = store.similarity_search_with_relevance_scores("zzzz qqqq", k=4)
+    assert nonsense and all(score < 0.5 for _, score in nonsense)
+    for query, kept in (("zzzz qqqq", []), ("temperature at which water boils", ["kettle"])):
+        threshold = {"score_threshold": 0.5, "k": 4, "filter": {"year": {"$lt": 2000}}}
+        retriever = store.as_retriever(
+            search_type="similarity_score_threshold", search_kwargs=threshold
+        )
+        assert [d.id for d in retriever.invoke(query)] == kept, query
+    assert [
+        d.id
+        for d, _ in store.similarity_search_with_relevance_scores(
+            "water", k=4, score_threshold=0.0, filter={"source": "kitchen"}
+        )
+    ] == ["bread"]
+
+
+def test_mmr_and_search_by_vector(scratch: RagkitVectorStore) -> None:
+    texts = {
+        "boil-1": "Water boils at one hundred degrees Celsius at sea level.",
+        "boil-2": "At sea level the boiling point of water is 100 degrees Celsius.",
+        "boil-3": "Pure water starts to boil at 100 °C under normal atmospheric pressure.",
+        "ice": "Ice melts at zero degrees and floats, being less dense than liquid water.",
+        "rail": "Railway companies adopted one standard time along their lines in 1847.",
+    }
+    topics = [{"topic": key.split("-")[0]} for key in texts]
+    scratch.add_texts(list(texts.values()), topics, ids=list(texts))
+    query = "what is the boiling point of water"
+    plain = [d.id for d in scratch.similarity_search(query, k=2)]
+    assert set(plain) <= {"boil-1", "boil-2", "boil-3"}
+    diverse = [d.id for d in scratch.max_marginal_relevance_search(query, k=2, lambda_mult=0.2)]
+    assert diverse[0] == plain[0] and diverse[1] in ("ice", "rail")
+    mmr = scratch.as_retriever(search_type="mmr", search_kwargs={"k": 2, "lambda_mult": 0.2})
+    assert [d.id for d in mmr.invoke(query)] == diverse
+    assert [
+        d.id for d in scratch.max_marginal_relevance_search(query, k=2, fetch_k=2, lambda_mult=1)
+    ] == plain
+    vector = scratch.embeddings.embed_query(query)
+    assert len(vector) == 384 and isinstance(vector[0], float)
+    dense = [d.id for d in scratch.similarity_search(query, k=3, mode="dense")]
+    assert [d.id for d in scratch.similarity_search_by_vector(vector, k=3)] == dense
+    assert [
+        d.id for d in scratch.similarity_search_by_vector(vector, k=3, filter={"topic": "rail"})
+    ] == ["rail"]
+    by_vector = scratch.max_marginal_relevance_search_by_vector(vector, k=2, lambda_mult=0.2)
+    assert by_vector[0].id == dense[0] and by_vector[1].id in ("ice", "rail")
+    assert len(scratch.embeddings.embed_documents(["a", "b"])) == 2
+
+
+@pytest.mark.anyio
+async def test_async_relevance_mmr_and_vector(scratch: RagkitVectorStore) -> None:
+    ids = scratch.add_texts(["Owls hunt at night.", "Owls are nocturnal birds of prey."])
+    scored = await scratch.asimilarity_search_with_relevance_scores("owls hunting", k=1)
+    assert scored[0][0].id in ids and 0.0 <= scored[0][1] <= 1.0
+    picked = await scratch.amax_marginal_relevance_search("owls", k=1, fetch_k=2)
+    assert len(picked) == 1 and picked[0].id in ids
+    vector = scratch.embeddings.embed_query("owls")
+    assert len(await scratch.asimilarity_search_by_vector(vector, k=2)) == 2
 
 
 def test_get_by_ids_and_delete(scratch: RagkitVectorStore) -> None:
@@ -167,10 +240,12 @@ def test_clear_errors(scratch: RagkitVectorStore, caplog: pytest.LogCaptureFixtu
         scratch.add_texts(["x"], metadatas=[{}, {}])
     with pytest.raises(RagkitError, match="not indexed.*text"):
         scratch.add_texts([""], ids=["empty"])
-    with pytest.raises(NotImplementedError, match="by query text"):
-        scratch.similarity_search_by_vector([0.1] * 384)
-    with pytest.raises(NotImplementedError, match="MMR"):
-        scratch.as_retriever(search_type="mmr").invoke("x")
+    with pytest.raises(RagkitError, match="this index's vectors have 384"):
+        scratch.similarity_search_by_vector([0.1] * 3)
+    with pytest.raises(RagkitError, match="a search by vector is dense"):
+        scratch.similarity_search_by_vector([0.1] * 384, mode="sparse")
+    with pytest.raises(RagkitError, match="mmr_lambda=2.0"):
+        scratch.max_marginal_relevance_search("x", lambda_mult=2)
     with pytest.raises(RagkitError, match="give them to Index.open"):
         RagkitVectorStore(index=scratch.index, model=MODEL)
     with pytest.raises(RagkitError, match="angle brackets"):
@@ -241,6 +316,18 @@ if VectorStoreIntegrationTests is not None:
         @pytest.fixture
         def vectorstore(self, tmp_path: Path, ragkit_index: Index) -> Iterator[VectorStore]:
             fresh = Index.open(tmp_path / "standard", create=True, model=MODEL)
+            fresh._encoder = ragkit_index.encoder
+            yield RagkitVectorStore(self.get_embeddings(), index=fresh)
+            fresh.close()
+
+    @pytest.mark.anyio
+    class TestStandardVectorStoreOnMilvus(VectorStoreIntegrationTests):
+        """The same suite on a real Milvus server (milvus-lite), a collection per test."""
+
+        @pytest.fixture
+        def vectorstore(self, milvus_server: str, ragkit_index: Index) -> Iterator[VectorStore]:
+            where = f"milvus://{milvus_server}/langchain_{uuid.uuid4().hex[:12]}"
+            fresh = Index.open(where, create=True, model=MODEL)
             fresh._encoder = ragkit_index.encoder
             yield RagkitVectorStore(self.get_embeddings(), index=fresh)
             fresh.close()

@@ -69,3 +69,24 @@ def test_options_object_and_keywords_agree(tmp_path: Path) -> None:
     options = SearchOptions(k=2, mode="sparse")
     assert index.search("water", options) == index.search("water", k=2, mode="sparse")
     assert len(index.search("water", options, k=3)) == 3  # keywords win over the object
+
+
+def test_dense_weight_weighs_the_two_lists_for_one_query(tmp_path: Path) -> None:
+    index = Index.open(tmp_path / "index", create=True, model=MODEL, fusion="rrf")
+    index.add(
+        [
+            {"id": "boil", "text": "Water boils at 100 degrees."},
+            {"id": "kettle", "text": "Kettles heat a liquid until it bubbles."},
+            {"id": "bread", "text": "Bread dough rises."},
+        ]
+    )
+    dense = [h.key for h in index.search("water boiling", mode="dense")]
+    assert [h.key for h in index.search("water boiling", dense_weight=1.0)] == dense
+    only_bm25 = index.search("water boiling", dense_weight=0.0)
+    assert only_bm25[0].key == "boil" and {h.score for h in only_bm25[1:]} == {0.0}
+    with pytest.raises(RagkitError, match="dense_weight weighs weighted fusion"):
+        index.search("water", dense_weight=0.5, fusion="rrf")
+    with pytest.raises(RagkitError, match=r"dense_weight=1.5: give a number from 0"):
+        index.search("water", dense_weight=1.5)
+    result = cli("query", "water", "--index", str(tmp_path / "index"), "--dense-weight", "0")
+    assert result.returncode == 0 and "boil" in result.stdout

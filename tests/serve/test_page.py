@@ -120,6 +120,9 @@ def test_explain_keeps_the_hits_and_takes_their_scores_apart(
     assert plain["hits"] == [asdict(hit) for hit in expected]
     for hit, why in zip(explained["hits"], explained["explanations"], strict=True):
         assert why["first_stage"] == hit["score"] and not why["reranked"]
+        assert 0.0 <= hit["relevance"] <= 1.0  # with the evidence it was calibrated from
+        assert (why["cosine"] is None) == (mode == "sparse")
+        assert (why["coverage"] is None) == (mode == "dense")
         if mode == "hybrid":
             assert why["fusion"] == fusion
             assert why["dense"] + why["sparse"] == hit["score"]
@@ -309,7 +312,9 @@ def search(page: Any, query: str) -> list[dict[str, Any]]:
                 end: Number(item.dataset.end), span: item.querySelector('mark.span').textContent,
                 direction: getComputedStyle(item.querySelector('.context')).direction,
                 dir: item.querySelector('.context').getAttribute('dir'),
-                parts: item.querySelector('.parts').textContent}))""",
+                parts: item.querySelector('.parts').textContent,
+                relevance: item.querySelector('.relevance').textContent,
+                evidence: item.querySelector('.relevance').title}))""",
         )
     )
 
@@ -327,6 +332,9 @@ def test_search_in_english_shows_each_span_inside_its_document(
         text = document(api, hit["key"])["text"]
         assert hit["span"] == text[hit["start"] : hit["end"]]
         assert "dense" in hit["parts"] and "sparse" in hit["parts"]
+    shown = [float(hit["relevance"].removeprefix("relevance ")) for hit in hits]
+    assert shown == pytest.approx([hit["relevance"] for hit in expected], abs=0.0051)
+    assert "cosine" in hits[0]["evidence"] and "coverage" in hits[0]["evidence"]
     assert hits[0]["dir"] == "auto" and hits[0]["direction"] == "ltr"
     assert "#search?" in page.url and "q=" in page.url
     assert all(url.startswith(base_url) for url in page.requests)  # nothing from elsewhere

@@ -130,7 +130,8 @@ function render(answer) {
     },
       h("div", { class: "hit-head" },
         h("span", { class: "rank" }, `#${at + 1}`),
-        h("span", { class: "score", title: "score" }, fixed(hit.score)),
+        h("span", { class: "score", title: "score: the order within this query" }, fixed(hit.score)),
+        h("span", { class: "relevance", title: relevanceTitle(why) }, `relevance ${fixed(hit.relevance, 2)}`),
         contribution(why),
         h("a", { class: "key", dir: "auto", href: link }, hit.key),
         hit.title ? text("span", hit.title, { class: "title" }) : null,
@@ -142,6 +143,15 @@ function render(answer) {
         h("mark", { class: "span" }, hit.text),
         why.after ? h("span", { class: "around" }, `${why.after}…`) : null)));
   });
+}
+
+// What a hit's relevance (in [0, 1], comparable across queries) was calibrated from.
+function relevanceTitle(why) {
+  const evidence = [
+    why.cosine === null || why.cosine === undefined ? null : `cosine ${fixed(why.cosine, 3)}`,
+    why.coverage === null || why.coverage === undefined ? null : `coverage ${fixed(why.coverage, 3)}`,
+  ].filter(Boolean);
+  return `relevance: comparable across queries (0.5 keeps what is likely relevant)${evidence.length ? ` · from ${evidence.join(", ")}` : ""}`;
 }
 
 // The dense and sparse parts of the first-stage score: a bar and the numbers.

@@ -342,6 +342,12 @@ class FolderReader:
         return self.ensure_sparse().search(terms, k, allowed, include)
 
     @names_damage
+    def term_idf(self, terms: list[str]) -> list[float]:
+        """The BM25 IDF of each of ``terms`` (:meth:`ragkit.search.sparse.SparseIndex.idf`)."""
+        self.refresh()
+        return self.ensure_sparse().idf(terms)
+
+    @names_damage
     def score_vectors(self, query: np.ndarray, ids: list[int]) -> list[tuple[int, float]]:
         """Exact inner products of ``query`` with the stored vectors of the chunks ``ids``."""
         vectors = self.vectors_by_id(ids) if ids else {}

@@ -102,6 +102,12 @@ class TermStatistics:
         with self._lock:
             return sum(self.df.get(term, 0) for term in set(query))
 
+    def idf(self, terms: list[str]) -> list[float]:
+        """The IDF of each of ``terms`` as :meth:`score` weighs it (a term no visible chunk
+        holds: the largest, df 0)."""
+        with self._lock:
+            return [_idf(self.chunks, self.df.get(term, 0)) for term in terms]
+
     def score(self, query: list[str], terms: str) -> float:
         """The BM25 score of a chunk whose terms are ``terms`` for the query terms ``query``
         (0.0 when none is held)."""
@@ -114,6 +120,12 @@ class TermStatistics:
                 held, df = counts.get(term, 0), self.df.get(term, 0)
                 if not held or not df:
                     continue
-                idf = math.log(1.0 + (self.chunks - df + 0.5) / (df + 0.5))
-                total += idf * held / (held + K1 * (1.0 - B + B * length / average))
+                total += (
+                    _idf(self.chunks, df) * held / (held + K1 * (1.0 - B + B * length / average))
+                )
         return total
+
+
+def _idf(chunks: int, df: int) -> float:
+    """Lucene's BM25 IDF of a term ``df`` of ``chunks`` chunks hold (bm25s's ``lucene``)."""
+    return math.log(1.0 + (chunks - df + 0.5) / (df + 0.5))

@@ -1,0 +1,184 @@
+"""A relevance score a threshold can use: :attr:`ragkit.Hit.relevance`, in [0, 1] and comparable
+across queries, beside the rank score (``Hit.score``: fused, rescaled per query, so a
+nonsense query's best hit still scores near 1).
+
+Each hit's :class:`Evidence` — the cosine of the query's vector and the chunk's, and the share
+of the query terms' IDF the chunk holds (``coverage``) — goes through a logistic calibration
+fitted per embedding model on the tuning collections (relevant hits of judged queries and
+literal spans against the hits of nonsense and off-topic queries; ``relevance.json`` beside
+this module says how, ``experiments/relevance/calibration/`` refits it). The evidence a
+search has picks the calibration: cosine and coverage (``hybrid``), cosine alone (``dense``,
+:meth:`ragkit.Index.search_by_vector`), coverage alone (``sparse``). Both are read for the
+query as written — the original vector and terms, whatever feedback, evidence or reranking
+did to the order. A model without a calibration of its own (any other than the two bundled)
+scores hybrid and sparse hits on coverage alone (the model-free lexical calibration) and
+dense hits by their cosine, clipped to [0, 1].
+
+Example:
+    >>> minilm = calibrations("all-minilm-l6-v2")
+    >>> nonsense, verbatim = Evidence(cosine=0.05, coverage=0.0), Evidence(0.8, 1.0)
+    >>> minilm.relevance(nonsense) < 0.5 < minilm.relevance(verbatim)
+    True
+    >>> calibrations("my/own-model").relevance(Evidence(cosine=0.7))
+    0.7
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Literal
+
+import numpy as np
+
+from ragkit.embed.models import E5_NAMES, MINILM_NAMES
+from ragkit.store import IndexReader
+
+__all__ = [
+    "Calibration",
+    "Calibrations",
+    "Evidence",
+    "calibrations",
+    "coverage",
+    "evidence",
+]
+
+FEATURES = ("cosine", "coverage")
+Kind = Literal["hybrid", "dense", "sparse"]
+FALLBACK = "fallback"  # the calibrations of a model without its own
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a hit's relevance is calibrated from: ``cosine``, the inner product of the query's
+    vector and the chunk's (unit vectors; None when the query was not embedded, sparse mode),
+    and ``coverage``, the share of the query terms' IDF the chunk's terms hold (None when the
+    query has no terms: dense mode, a search by vector)."""
+
+    cosine: float | None = None
+    coverage: float | None = None
+
+    @property
+    def kind(self) -> Kind | None:
+        """The calibration that reads this evidence (None: no evidence).
+
+        Example:
+            >>> Evidence(0.5, 0.2).kind, Evidence(cosine=0.5).kind, Evidence().kind
+            ('hybrid', 'dense', None)
+        """
+        if self.cosine is not None:
+            return "hybrid" if self.coverage is not None else "dense"
+        return "sparse" if self.coverage is not None else None
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """``logistic(intercept + Σ weight · feature)``, or with ``link = "clip"`` the linear
+    score clipped to [0, 1].
+
+    Example:
+        >>> Calibration(-2.0, {"coverage": 4.0}).score(Evidence(coverage=0.5))
+        0.5
+    """
+
+    intercept: float
+    weights: Mapping[str, float]
+    link: Literal["logistic", "clip"] = "logistic"
+
+    def score(self, evidence: Evidence) -> float:
+        linear = self.intercept + sum(
+            weight * float(getattr(evidence, name) or 0.0) for name, weight in self.weights.items()
+        )
+        if self.link == "clip":
+            return min(1.0, max(0.0, linear))
+        return 1.0 / (1.0 + math.exp(-linear))
+
+
+@dataclass(frozen=True)
+class Calibrations:
+    """One model's calibrations by kind of evidence (``hybrid``, ``dense``, ``sparse``)."""
+
+    model: str
+    kinds: Mapping[str, Calibration]
+
+    def relevance(self, evidence: Evidence) -> float:
+        """The relevance of a hit with ``evidence`` (0.0 without any)."""
+        kind = evidence.kind
+        return 0.0 if kind is None else self.kinds[kind].score(evidence)
+
+
+@functools.cache
+def shipped() -> dict[str, Any]:
+    text = resources.files("ragkit.query").joinpath("relevance.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def bundled_name(model: str) -> str | None:
+    """The bundled model ``model`` names (any of its spellings), else None.
+
+    Example:
+        >>> bundled_name("sentence-transformers/all-MiniLM-L6-v2"), bundled_name("bge-m3")
+        ('all-minilm-l6-v2', None)
+    """
+    if model in MINILM_NAMES:
+        return "all-minilm-l6-v2"
+    return "multilingual-e5-small" if model in E5_NAMES else None
+
+
+@functools.cache
+def calibrations(model: str) -> Calibrations:
+    """The calibrations of the embedding model ``model`` (the fallback's for a model without
+    its own), from the shipped ``relevance.json``."""
+    fitted_models = shipped()["models"]
+    name = bundled_name(model)
+    fitted = fitted_models[name if name in fitted_models else FALLBACK]
+    return Calibrations(
+        name or model,
+        {
+            kind: Calibration(each["intercept"], each["weights"], each.get("link", "logistic"))
+            for kind, each in fitted.items()
+        },
+    )
+
+
+def coverage(terms: Sequence[str], idf: Sequence[float], held: set[str]) -> float:
+    """The share of the IDF of the query's distinct ``terms`` (their ``idf``, in order) that
+    the chunk's terms ``held`` hold.
+
+    Example:
+        >>> coverage(["wing", "flutter"], [1.0, 3.0], {"flutter", "panel"})
+        0.75
+    """
+    mass = sum(idf)
+    return sum(w for t, w in zip(terms, idf, strict=True) if t in held) / mass if mass else 0.0
+
+
+def evidence(
+    store: IndexReader,
+    ids: list[int],
+    vector: np.ndarray | None,
+    terms: Sequence[str],
+    vectors: Mapping[int, np.ndarray] | None = None,
+) -> dict[int, Evidence]:
+    """The evidence of the chunks ``ids`` for a query of ``vector`` (None: not embedded) and
+    sparse ``terms`` (empty: none), read from the store (``vectors``: those of the chunks
+    already read)."""
+    if not ids:
+        return {}
+    cosines: dict[int, float] = {}
+    if vector is not None:
+        known = vectors or {}
+        missing = [i for i in ids if i not in known]
+        cosines = {i: float(known[i] @ vector) for i in ids if i in known}
+        cosines |= dict(store.score_vectors(vector, missing)) if missing else {}
+    covered: dict[int, float] = {}
+    distinct = list(dict.fromkeys(terms))
+    if distinct:
+        idf = store.term_idf(distinct)
+        held = store.terms_by_id(ids)
+        covered = {i: coverage(distinct, idf, set(held.get(i, ()))) for i in ids}
+    return {i: Evidence(cosines.get(i), covered.get(i)) for i in ids}
