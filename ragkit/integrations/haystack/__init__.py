@@ -28,8 +28,19 @@ except ImportError:  # Haystack 2
 else:
     allow_deserialization_module(__name__)
 
+from ragkit.integrations.haystack.document_store import (
+    HaystackFilterError,
+    RagkitDocumentStore,
+)
 from ragkit.integrations.haystack.filters import haystack_filters
 from ragkit.integrations.haystack.retriever import RagkitRetriever, hit_document
 from ragkit.integrations.haystack.splitter import RagkitDocumentSplitter
 
-__all__ = ["RagkitDocumentSplitter", "RagkitRetriever", "haystack_filters", "hit_document"]
+__all__ = [
+    "HaystackFilterError",
+    "RagkitDocumentSplitter",
+    "RagkitDocumentStore",
+    "RagkitRetriever",
+    "haystack_filters",
+    "hit_document",
+]

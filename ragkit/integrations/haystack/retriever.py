@@ -14,8 +14,10 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.document_stores.types import FilterPolicy, apply_filter_policy
 
 from ragkit.embed.models import AUTO_MODEL
+from ragkit.errors import InvalidArgumentError
 from ragkit.index import Hit, Index
 from ragkit.integrations.common import check_k, hit_metadata, index_location, open_index
+from ragkit.integrations.haystack.document_store import RagkitDocumentStore
 from ragkit.integrations.haystack.filters import haystack_filters
 from ragkit.query import SearchOptions
 from ragkit.search.fusion import SearchMode
@@ -29,7 +31,9 @@ class RagkitRetriever:
     """Retrieves passages from a ragkit index: hybrid dense + BM25 search with ragkit's
     multilingual normalization and, with ``rerank``, its groupwise reranker.
 
-    ``index`` is an open :class:`~ragkit.Index` or its location. Each document is a passage:
+    ``index`` is an open :class:`~ragkit.Index` or its location; or give
+    ``document_store`` (a :class:`RagkitDocumentStore`, also accepted as the first argument,
+    where Haystack's retrievers take their store) to search its index. Each document is a passage:
     ``content`` its text, ``score`` ragkit's score, ``meta`` the document's metadata with
     ``file_path`` (for files), ``language``, ``title``, ``source_id`` (the document key),
     ``split_idx_start`` / ``split_idx_end`` (offsets into the document's original text).
@@ -46,15 +50,30 @@ class RagkitRetriever:
 
     def __init__(
         self,
-        index: Index | str | Path,
+        index: Index | str | Path | RagkitDocumentStore | None = None,
         filters: dict[str, Any] | None = None,
         top_k: int = 10,
         mode: SearchMode = "hybrid",
         rerank: bool = False,
         language: str | None = None,
         filter_policy: FilterPolicy | str = FilterPolicy.REPLACE,
+        *,
+        document_store: RagkitDocumentStore | None = None,
     ) -> None:
-        self.index = open_index(index)
+        if isinstance(index, RagkitDocumentStore) and document_store is None:
+            index, document_store = None, index
+        if (index is None) == (document_store is None):
+            raise InvalidArgumentError(
+                "RagkitRetriever: give an index (an Index or its location) or a "
+                "document_store (a RagkitDocumentStore), one of them"
+            )
+        if document_store is not None and not isinstance(document_store, RagkitDocumentStore):
+            raise InvalidArgumentError(
+                f"document_store={type(document_store).__name__}: RagkitRetriever searches a "
+                "RagkitDocumentStore (another store's documents are not in a ragkit index)"
+            )
+        self.document_store = document_store
+        self.index = document_store.index if document_store is not None else open_index(index)
         haystack_filters(filters)  # a filter ragkit cannot apply fails here, not at run time
         self.filters = filters
         self.top_k = check_k(top_k, "top_k")
@@ -74,10 +93,15 @@ class RagkitRetriever:
                 _ = self.index.reranker
 
     def to_dict(self) -> dict[str, Any]:
-        """The component as a dict (the index by its location)."""
+        """The component as a dict (the index by its location, or its document store)."""
+        where = (
+            {"document_store": self.document_store.to_dict()}
+            if self.document_store is not None
+            else {"index": index_location(self.index)}
+        )
         return default_to_dict(
             self,
-            index=index_location(self.index),
+            **where,
             filters=self.filters,
             top_k=self.top_k,
             mode=self.options.mode,
@@ -89,6 +113,11 @@ class RagkitRetriever:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RagkitRetriever":
         """The component :meth:`to_dict` wrote."""
+        parameters = data.get("init_parameters", {})
+        if isinstance(parameters.get("document_store"), dict):
+            parameters["document_store"] = RagkitDocumentStore.from_dict(
+                parameters["document_store"]
+            )
         return default_from_dict(cls, data)
 
     @component.output_types(documents=list[Document])

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ragkit.errors import RagkitError
-from ragkit.store.catalog import document_where
+from ragkit.store.catalog import listing_where
 from ragkit.store.filters import check_known, number_of, path_match, where_clause
 from ragkit.store.records import DocumentEntry
 
@@ -82,10 +82,14 @@ class DocumentTable:
             check_known(filters, {str(field) for (field,) in fields})
         return ids
 
-    def entries(self, pattern: str | None = None) -> list[DocumentEntry]:
-        """The documents whose key or source matches ``pattern`` (all when None), by key."""
-        clause, values = document_where(pattern) if pattern is not None else ("1", ())
-        with _about(f"pattern {str(pattern)[:40]!r}", "give a simpler one"):
+    def entries(
+        self, pattern: str | None = None, filters: Mapping[str, Any] | None = None
+    ) -> list[DocumentEntry]:
+        """The documents whose key or source matches ``pattern`` (all when None) and that
+        match ``filters`` (:func:`~ragkit.store.catalog.listing_where`), by key."""
+        clause, values = listing_where(pattern, filters)
+        what = f"pattern {str(pattern)[:40]!r}" if pattern is not None else "filters"
+        with _about(what, "give a simpler one"):
             rows = self.db.execute(
                 "SELECT d.key, d.source, d.title, d.language, d.chunk_count, d.characters, "
                 f"d.content_hash, d.metadata FROM documents d WHERE {clause} ORDER BY d.key",
