@@ -19,13 +19,21 @@ pytest.importorskip("haystack", reason='needs pip install "ragkit[haystack]"')
 
 from haystack import Document, Pipeline
 from haystack.components.writers import DocumentWriter
+from haystack.dataclasses import ByteStream
 from haystack.document_stores.errors import DuplicateDocumentError
+from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.types import DuplicatePolicy
+from haystack.errors import FilterError
 from haystack.testing.document_store import DocumentStoreBaseTests
+from integration_texts import BREAD, KETTLE, RAIL
 
 from conftest import MODEL
-from ragkit import Index
-from ragkit.integrations.haystack import RagkitDocumentStore, RagkitRetriever
+from ragkit import RagkitError
+from ragkit.integrations.haystack import (
+    RagkitDocumentSplitter,
+    RagkitDocumentStore,
+    RagkitRetriever,
+)
 
 SETTINGS = {"model": MODEL, "chunker": "sentence"}  # one chunker: tiny documents, quick tests
 
@@ -79,10 +87,174 @@ def milvus_store(milvus_server: str) -> Iterator[RagkitDocumentStore]:
     store.index.close()
 
 
+@pytest.fixture
+def empty_milvus_store(milvus_store: RagkitDocumentStore) -> RagkitDocumentStore:
+    """The class's Milvus store, emptied (through the store's own delete) for each test."""
+    milvus_store.delete_documents([d.id for d in milvus_store.filter_documents()])
+    assert milvus_store.count_documents() == 0
+    return milvus_store
+
+
 class TestMilvusStore(RagkitStoreTests):
     @pytest.fixture
-    def document_store(self, milvus_store: RagkitDocumentStore) -> RagkitDocumentStore:
-        """The class's store, emptied (through the store's own delete) for each test."""
-        milvus_store.delete_documents([d.id for d in milvus_store.filter_documents()])
-        assert milvus_store.count_documents() == 0
-        return milvus_store
+    def document_store(self, empty_milvus_store: RagkitDocumentStore) -> RagkitDocumentStore:
+        return empty_milvus_store
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[RagkitDocumentStore]:
+    opened = RagkitDocumentStore(tmp_path / "index", **SETTINGS)
+    yield opened
+    opened.index.close()
+
+
+def _pipelines(store: RagkitDocumentStore) -> tuple[Pipeline, Pipeline]:
+    """Haystack's two pipelines over one store: indexing (splitter → writer) and querying."""
+    indexing = Pipeline()
+    indexing.add_component("splitter", RagkitDocumentSplitter(split_length=48))
+    indexing.add_component("writer", DocumentWriter(document_store=store))
+    indexing.connect("splitter", "writer")
+    querying = Pipeline()
+    querying.add_component("retriever", RagkitRetriever(document_store=store, top_k=2))
+    return indexing, querying
+
+
+@pytest.mark.parametrize("backend", ["folder", "milvus"])
+def test_document_writer_and_retriever_pipelines(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    if backend == "folder":
+        store = RagkitDocumentStore(tmp_path / "index", **SETTINGS)
+    else:
+        store = request.getfixturevalue("empty_milvus_store")
+    indexing, querying = _pipelines(store)
+    sources = [Document(content=RAIL, meta={"topic": "rail"}), Document(content=KETTLE)]
+    written = indexing.run({"splitter": {"documents": sources}})["writer"]["documents_written"]
+    assert written == store.count_documents() > 2
+    found = querying.run({"retriever": {"query": "How did the telegraph keep trains apart?"}})
+    best = found["retriever"]["documents"][0]
+    assert "telegraph" in (best.content or "") and best.meta["topic"] == "rail"
+    split = next(d for d in store.filter_documents() if d.id == best.meta["source_id"])
+    assert split.meta["source_id"] == sources[0].id  # the splitter's meta, stored as written
+    with pytest.raises(DuplicateDocumentError, match="already stored"):  # NONE is FAIL
+        indexing.run({"splitter": {"documents": sources}})
+    again = indexing.run(
+        {"splitter": {"documents": sources}, "writer": {"policy": DuplicatePolicy.OVERWRITE}}
+    )
+    assert again["writer"]["documents_written"] == written == store.count_documents()
+
+
+def test_duplicate_policies_within_one_call(store: RagkitDocumentStore) -> None:
+    first, second = Document(id="x", content="First text."), Document(id="x", content="Second.")
+    with pytest.raises(DuplicateDocumentError, match="given twice"):
+        store.write_documents([Document(content="Kept out."), first, second])
+    assert store.count_documents() == 0  # refused before anything was written
+    assert store.write_documents([first, second], DuplicatePolicy.SKIP) == 1
+    assert [d.content for d in store.filter_documents()] == ["First text."]
+    assert store.write_documents([first, second], DuplicatePolicy.OVERWRITE) == 2
+    assert [d.content for d in store.filter_documents()] == ["Second."]
+    changed = Document(id="x", content="Second.", meta={"year": 2024})
+    assert store.write_documents([changed], DuplicatePolicy.OVERWRITE) == 1
+    assert [d.meta for d in store.filter_documents()] == [{"year": 2024}]
+
+
+def test_odd_and_long_ids_round_trip(store: RagkitDocumentStore) -> None:
+    ids = ["*", "docs/a.md", " spaced ", "ماء", "a" * 65_535, "x:0-12", "[1]"]
+    documents = [Document(id=i, content=f"Text number {n}.") for n, i in enumerate(ids)]
+    assert store.write_documents(documents) == len(ids)
+    assert store.filter_documents() == sorted(documents, key=lambda d: d.id)
+    store.delete_documents(["*", "[1]", "docs/*"])  # ids, never patterns
+    assert sorted(d.id for d in store.filter_documents()) == sorted(set(ids) - {"*", "[1]"})
+    too_long = Document(id="é" * 40_000, content="Two bytes a character.")
+    with pytest.raises(ValueError, match="80,000 bytes.*65,535"):
+        store.write_documents([Document(content="Not written either."), too_long])
+    assert store.count_documents() == len(ids) - 2
+
+
+def test_what_ragkit_does_not_store(
+    store: RagkitDocumentStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    blob = ByteStream(b"%PDF-1.7", mime_type="application/pdf")
+    given = Document(content="Ice floats on water.", embedding=[0.5] * 768, blob=blob, score=0.9)
+    assert store.write_documents([given]) == 1
+    assert "embedding and blob are not stored" in caplog.text
+    assert "all-minilm-l6-v2" in caplog.text
+    [stored] = store.filter_documents()
+    assert (stored.id, stored.content, stored.embedding, stored.blob, stored.score) == (
+        given.id,
+        given.content,
+        None,
+        None,
+        None,
+    )
+    for empty in (Document(content=None, blob=blob), Document(content=" \n")):
+        with pytest.raises(ValueError, match="no text content"):
+            store.write_documents([empty])
+    for wrong in ("not a list", [{"content": "a dict"}], None):
+        with pytest.raises(ValueError, match="list of Haystack Documents"):
+            store.write_documents(wrong)  # type: ignore[arg-type]
+
+
+def test_documents_the_index_holds_otherwise(store: RagkitDocumentStore, tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "kettle.md").write_text(KETTLE, encoding="utf-8")
+    store.index.ingest([tmp_path / "docs"])
+    store.index.add([{"id": "bread", "text": BREAD, "title": "Bread"}], source="<notes>")
+    listed = {d.id: d for d in store.filter_documents()}
+    kettle = listed[str(tmp_path / "docs" / "kettle.md")]
+    assert (kettle.content, kettle.meta["file_path"]) == (KETTLE, kettle.id)
+    assert listed["bread"].meta == {"title": "Bread"}
+    with pytest.raises(RagkitError, match="already taken by <notes>"):
+        store.write_documents(
+            [Document(id="bread", content="Mine now.")], DuplicatePolicy.OVERWRITE
+        )
+    assert store.write_documents([Document(id="bread", content="?")], DuplicatePolicy.SKIP) == 0
+
+
+def test_serialization(store: RagkitDocumentStore) -> None:
+    data = store.to_dict()
+    assert data["init_parameters"] == {
+        "index": str(store.index.store.location),
+        "source": "<haystack>",
+        **SETTINGS,
+    }
+    again = RagkitDocumentStore.from_dict(data)
+    assert again.index.store.location == store.index.store.location
+    store.write_documents([Document(id="rail", content=RAIL)])
+    indexing, querying = _pipelines(store)
+    for pipeline in (indexing, querying):
+        loaded = Pipeline.loads(pipeline.dumps())
+        component = loaded.get_component("writer" if pipeline is indexing else "retriever")
+        assert isinstance(component.document_store, RagkitDocumentStore)
+        assert component.document_store.count_documents() == 1
+    retriever = RagkitRetriever.from_dict(RagkitRetriever(store, top_k=1).to_dict())
+    assert retriever.run(query="standard railway time")["documents"][0].meta["source_id"] == "rail"
+
+
+def test_clear_errors(store: RagkitDocumentStore) -> None:
+    with pytest.raises(RagkitError, match="angle brackets"):
+        RagkitDocumentStore(store.index, source="haystack")
+    with pytest.raises(RagkitError, match="one of them"):
+        RagkitRetriever(store.index, document_store=store)
+    with pytest.raises(RagkitError, match="searches a RagkitDocumentStore"):
+        RagkitRetriever(document_store=InMemoryDocumentStore())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="list of document ids"):
+        store.delete_documents("abc")  # type: ignore[arg-type]
+    with pytest.raises(FilterError):
+        store.filter_documents({"operator": "AND"})
+
+
+@pytest.mark.anyio
+async def test_async(store: RagkitDocumentStore) -> None:
+    writer = DocumentWriter(document_store=store)
+    written = await writer.run_async([Document(id="kettle", content=KETTLE)])
+    assert written == {"documents_written": 1}
+    assert await store.count_documents_async() == 1
+    assert [d.id for d in await store.filter_documents_async()] == ["kettle"]
+    await store.delete_documents_async(["kettle"])
+    assert await store.count_documents_async() == 0
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

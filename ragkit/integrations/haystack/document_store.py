@@ -204,14 +204,12 @@ class RagkitDocumentStore:
         """Say once what of the written documents ragkit does not store."""
         if self._warned:
             return
-        unused = sorted(
-            {
-                name
-                for document in documents
-                for name in ("embedding", "sparse_embedding", "blob")
-                if getattr(document, name) is not None
-            }
-        )
+        given = list(documents)
+        unused = [
+            name
+            for name in ("embedding", "sparse_embedding", "blob")
+            if any(getattr(document, name) is not None for document in given)
+        ]
         if unused:
             self._warned = True
             log.warning(
