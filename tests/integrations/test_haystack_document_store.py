@@ -19,6 +19,7 @@ pytest.importorskip("haystack", reason='needs pip install "ragkit[haystack]"')
 
 from haystack import Document, Pipeline
 from haystack.components.writers import DocumentWriter
+from haystack.core.errors import PipelineRuntimeError
 from haystack.dataclasses import ByteStream
 from haystack.document_stores.errors import DuplicateDocumentError
 from haystack.document_stores.in_memory import InMemoryDocumentStore
@@ -133,11 +134,16 @@ def test_document_writer_and_retriever_pipelines(
     assert written == store.count_documents() > 2
     found = querying.run({"retriever": {"query": "How did the telegraph keep trains apart?"}})
     best = found["retriever"]["documents"][0]
-    assert "telegraph" in (best.content or "") and best.meta["topic"] == "rail"
-    split = next(d for d in store.filter_documents() if d.id == best.meta["source_id"])
-    assert split.meta["source_id"] == sources[0].id  # the splitter's meta, stored as written
-    with pytest.raises(DuplicateDocumentError, match="already stored"):  # NONE is FAIL
+    assert "trains apart" in (best.content or "") and best.meta["topic"] == "rail"
+    # the splitter's meta, stored as written: the passage points into the document before
+    # splitting, and a passage that is a whole split has that split's id
+    assert best.meta["source_id"] == sources[0].id
+    assert RAIL[best.meta["split_idx_start"] : best.meta["split_idx_end"]] == best.content
+    stored = {d.id: d for d in store.filter_documents()}
+    assert stored[best.id].content == best.content
+    with pytest.raises(PipelineRuntimeError, match="already stored") as failed:  # NONE: FAIL
         indexing.run({"splitter": {"documents": sources}})
+    assert isinstance(failed.value.__cause__, DuplicateDocumentError)
     again = indexing.run(
         {"splitter": {"documents": sources}, "writer": {"policy": DuplicatePolicy.OVERWRITE}}
     )

@@ -13,10 +13,17 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.document_stores.types import FilterPolicy, apply_filter_policy
 
+from ragkit.documents.given import is_record_source
 from ragkit.embed.models import AUTO_MODEL
 from ragkit.errors import InvalidArgumentError
 from ragkit.index import Hit, Index
-from ragkit.integrations.common import check_k, hit_metadata, index_location, open_index
+from ragkit.integrations.common import (
+    check_k,
+    document_lengths,
+    hit_metadata,
+    index_location,
+    open_index,
+)
 from ragkit.integrations.haystack.document_store import RagkitDocumentStore
 from ragkit.integrations.haystack.filters import haystack_filters
 from ragkit.query import SearchOptions
@@ -136,7 +143,9 @@ class RagkitRetriever:
         if k == 0:
             return {"documents": []}
         hits = self.index.search(query, self.options, k=k, filters=haystack_filters(chosen))
-        return {"documents": [hit_document(hit) for hit in hits]}
+        starting = [hit.key for hit in hits if hit.start == 0]
+        lengths = document_lengths(self.index, starting) if starting else {}
+        return {"documents": [hit_document(hit, lengths.get(hit.key)) for hit in hits]}
 
     @component.output_types(documents=list[Document])
     async def run_async(
@@ -146,13 +155,26 @@ class RagkitRetriever:
         return await asyncio.to_thread(self.run, query, filters, top_k)
 
 
-def hit_document(hit: Hit) -> Document:
-    """A hit as a Haystack ``Document`` (see :class:`RagkitRetriever`)."""
-    meta = hit_metadata(hit) | {
-        "source_id": hit.key,
-        "split_idx_start": hit.start,
-        "split_idx_end": hit.end,
-    }
-    return Document(
-        id=f"{hit.key}:{hit.start}-{hit.end}", content=hit.text, meta=meta, score=hit.score
-    )
+def hit_document(hit: Hit, length: int | None = None) -> Document:
+    """A hit as a Haystack ``Document`` (see :class:`RagkitRetriever`); ``length``: its
+    document's length, when known (a hit that is the whole document takes the document's id).
+
+    Example:
+        >>> from ragkit.query.hits import Hit
+        >>> split = {"source_id": "report", "split_idx_start": 100, "split_idx_end": 140}
+        >>> hit = Hit(text="Ice floats.", score=0.8, document_id="s1", source="<haystack>",
+        ...           start=0, end=11, language="en", metadata=split, key="s1")
+        >>> found = hit_document(hit, length=40)
+        >>> found.id, found.meta["source_id"], found.meta["split_idx_start"], found.meta["split_idx_end"]
+        ('s1:0-11', 'report', 100, 111)
+    """
+    meta = hit_metadata(hit)
+    base = meta.get("split_idx_start")
+    if isinstance(base, int) and not isinstance(base, bool) and is_record_source(hit.source):
+        # a split a splitter wrote: offsets into the document it was split from
+        meta |= {"split_idx_start": base + hit.start, "split_idx_end": base + hit.end}
+    else:
+        meta |= {"source_id": hit.key, "split_idx_start": hit.start, "split_idx_end": hit.end}
+    whole = hit.start == 0 and hit.end == length
+    identifier = hit.key if whole else f"{hit.key}:{hit.start}-{hit.end}"
+    return Document(id=identifier, content=hit.text, meta=meta, score=hit.score)
