@@ -24,7 +24,7 @@ import sqlite3
 from pathlib import Path
 
 from ragkit.documents.discovery import INDEX_DATABASE
-from ragkit.store.filters import number_of, path_match
+from ragkit.store.filters import instant_of, lower_text, number_of, path_match
 from ragkit.store.folder.near_duplicates import TABLE as NEAR_DUPLICATES
 
 DB_NAME = INDEX_DATABASE  # discovery passes over folders holding it
@@ -121,10 +121,13 @@ def connect_read_only(folder: Path) -> sqlite3.Connection:
 
 def _with_functions(connection: sqlite3.Connection) -> sqlite3.Connection:
     """``connection`` waiting up to 30 s for a busy database, with ragkit's SQL functions
-    (``path_match`` and ``number_of`` of :mod:`ragkit.store.filters`)."""
+    (``path_match``, ``number_of``, ``instant_of`` and ``lower_text`` of
+    :mod:`ragkit.store.filters`)."""
     connection.execute("PRAGMA busy_timeout=30000")
     connection.create_function("path_match", 2, path_match, deterministic=True)
-    connection.create_function("number_of", 1, number_of, deterministic=True)
+    for name, function in (("number_of", number_of), ("instant_of", instant_of),
+                           ("lower_text", lower_text)):  # fmt: skip
+        connection.create_function(name, 1, function, deterministic=True)
     return connection
 
 

@@ -16,8 +16,9 @@ An index called ``C`` is four collections:
 
 Milvus needs a vector field in every collection; the last three carry a two-float
 ``placeholder``. Every collection is created with ``Strong`` consistency, so a search sees
-every write acknowledged before it. Filter expressions hold numbers only (ids and versions),
-never a user's text: no value can change an expression.
+every write acknowledged before it. Expressions built here hold numbers only (ids and
+versions); a search filter's values are bound as template parameters or escaped
+(:mod:`ragkit.store.filters.milvus`).
 
 Example:
     >>> row_id("chunk", "/docs/a.txt", "9f2c", "0") == row_id("chunk", "/docs/a.txt", "9f2c", "0")
@@ -283,11 +284,15 @@ def scan(
     collection: str,
     fields: list[str],
     expression: str = "",
+    params: dict[str, Any] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Every row of ``collection`` matching ``expression``, ``PAGE`` rows at a time (Milvus's
-    query iterator: pages follow the primary key); errors as :func:`guarded` gives them."""
+    """Every row of ``collection`` matching ``expression`` (with its template ``params``),
+    ``PAGE`` rows at a time (Milvus's query iterator: pages follow the primary key); errors as
+    :func:`guarded` gives them."""
+    bound = {"expr_params": params} if params else {}  # the iterator's name for filter_params
     pages = guarded(address, f"reading {collection}", client.query_iterator, collection,
-                    batch_size=PAGE, filter=expression or "id >= 0", output_fields=fields)  # fmt: skip
+                    batch_size=PAGE, filter=expression or "id >= 0", output_fields=fields,
+                    **bound)  # fmt: skip
     try:
         while rows := guarded(address, f"reading {collection}", pages.next):
             yield from rows

@@ -44,7 +44,9 @@ from ragkit.store import language_rules, tokenizers
 from ragkit.store.milvus import collections, lifecycle
 from ragkit.store.milvus.address import MilvusAddress
 from ragkit.store.milvus.collections import guarded, id_list, names, scan
+from ragkit.store.milvus.filtering import DocumentFilter
 from ragkit.store.milvus.lifecycle import state_row
+from ragkit.store.milvus.metadata_kinds import MetadataKinds
 from ragkit.store.milvus.near_duplicates import NearDuplicateRows
 from ragkit.store.milvus.rows import (
     CHUNK_FIELDS,
@@ -80,12 +82,15 @@ class MilvusStore:
         self.dimension = int(state["dimension"])
         self.generation = int(state.get("generation", "0"))
         self._table: tuple[int, DocumentTable] | None = None
+        self._kinds: tuple[int, dict[str, set[str]] | None] | None = None
         self._languages: tuple[int, dict[tuple[str, str], int]] | None = None
         self._hits: tuple[int, dict[int, dict[str, Any]]] = (-1, {})
         self._statistics = TermStatistics()
         self._followed = -1  # the generation the statistics follow
         self.search = ChunkSearch(address, client, self._hit_records, self._statistics_now)
         self.near_duplicates = NearDuplicateRows(address, client, self.collections["state"])
+        self.metadata_kinds = MetadataKinds(address, client, self.collections["state"])
+        self.document_filter = DocumentFilter(address, client)
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -96,7 +101,9 @@ class MilvusStore:
     @classmethod
     def create(cls, address: MilvusAddress, settings: Settings, dimension: int) -> MilvusStore:
         """Create an empty index at ``address`` (:func:`~.lifecycle.create`)."""
-        return cls(address, lifecycle.create(address, settings, dimension))
+        store = cls(address, lifecycle.create(address, settings, dimension))
+        store.metadata_kinds.start()
+        return store
 
     @classmethod
     def open(cls, address: MilvusAddress) -> MilvusStore:
@@ -201,7 +208,7 @@ class MilvusStore:
         return scan(self.address, self.client, self.collections["documents"], fields)
 
     def _table_now(self) -> DocumentTable:
-        """Every document row (for filters and globs), read once per generation."""
+        """Every document row (for ``ls`` and ``rm`` patterns), read once per generation."""
         self.refresh()
         with self._lock:
             if self._table is None or self._table[0] != self.generation:
@@ -342,7 +349,14 @@ class MilvusStore:
     def list_documents(
         self, pattern: str | None = None, filters: Mapping[str, Any] | None = None
     ) -> list[DocumentEntry]:
-        return self._table_now().entries(pattern, filters)
+        """The documents whose key or source matches ``pattern`` (all when None) and that
+        match ``filters`` (a Milvus expression, each candidate checked exactly:
+        :meth:`.filtering.DocumentFilter.matching`), by key."""
+        entries = self._table_now().entries(pattern)
+        if not filters:
+            return entries
+        chosen = set(self.document_filter.matching(dict(filters), self._kinds_now()).tolist())
+        return [entry for entry in entries if document_id(entry.key) in chosen]
 
     def texts_of(self, keys: Sequence[str]) -> dict[str, str]:
         """The original texts of the documents ``keys``: their document rows (for the
@@ -420,9 +434,19 @@ class MilvusStore:
 
     # -- searching ---------------------------------------------------------------------------
     def filtered_chunk_ids(self, filters: dict[str, Any]) -> np.ndarray:
-        """The ids of the documents matching every filter (what the searches take as
-        ``allowed``)."""
-        return self._table_now().ids(filters)
+        """The ids of the documents matching ``filters`` (what the searches take as
+        ``allowed``): a Milvus expression, each candidate checked exactly
+        (:mod:`.filtering`)."""
+        return self.document_filter.ids(filters, self._kinds_now())
+
+    def _kinds_now(self) -> dict[str, set[str]] | None:
+        """The record of metadata keys and kinds (:mod:`.metadata_kinds`), read once per
+        generation (a commit that records a new one counts a generation first)."""
+        self.refresh()
+        with self._lock:
+            if self._kinds is None or self._kinds[0] != self.generation:
+                self._kinds = (self.generation, self.metadata_kinds.read())
+            return self._kinds[1]
 
     def search_vectors(
         self, query: np.ndarray, k: int, allowed: np.ndarray | None = None
@@ -463,6 +487,8 @@ class MilvusStore:
                 rows.append(document_rows(item))
             except RagkitError as error:  # too long for Milvus: the rest of the batch goes on
                 refused.append(str(error))
+        if rows and self._record_kinds([each.document["metadata"] for each in rows]):
+            self._advance()  # readers re-read the record before a document of a new kind shows
         self._upsert("chunks", [chunk for each in rows for chunk in each.chunks])
         self._upsert("texts", [text for each in rows for text in each.texts])
         self._upsert("documents", [each.document for each in rows])
@@ -481,6 +507,13 @@ class MilvusStore:
                 "documents of the batch were committed)"
             )
         return generation
+
+    def _record_kinds(self, metadata: list[dict[str, Any]]) -> bool:
+        """Record the keys and kinds of ``metadata`` (:mod:`.metadata_kinds`); whether any
+        was new."""
+        return self.metadata_kinds.record(
+            metadata, lambda: (row["metadata"] for row in self._documents(["metadata"]))
+        )
 
     def _remove(self, ids: list[int]) -> None:
         """Delete documents: their rows first (hiding their chunks), then chunks and text."""
