@@ -213,7 +213,7 @@ class RagkitDocumentStore:
         if unused:
             self._warned = True
             log.warning(
-                "RagkitDocumentStore stores text and metadata; the documents' %s are not stored "
+                "RagkitDocumentStore stores the documents' text and metadata, not their %s "
                 "(ragkit embeds with its index's model, %s, and scores terms with BM25)",
                 " and ".join(unused),
                 self.index.settings.embedding_model,
