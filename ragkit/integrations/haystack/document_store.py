@@ -196,9 +196,10 @@ class RagkitDocumentStore:
         await asyncio.to_thread(self.delete_documents, document_ids)
 
     def _stored(self, ids: list[str]) -> list[str]:
-        """Those of ``ids`` the index holds."""
+        """Those of ``ids`` the index holds (a few queries for many ids, also on Milvus)."""
         self.index.store.refresh()
-        return [i for i in ids if self.index.store.language_decision(i) is not None]
+        held = self.index.store.texts_of(ids)
+        return [i for i in ids if i in held]
 
     def _warn_unused(self, documents: Iterable[Document]) -> None:
         """Say once what of the written documents ragkit does not store."""

@@ -352,11 +352,19 @@ class MilvusStore:
         """The documents whose key or source matches ``pattern`` (all when None) and that
         match ``filters`` (a Milvus expression, each candidate checked exactly:
         :meth:`.filtering.DocumentFilter.matching`), by key."""
-        entries = self._table_now().entries(pattern)
         if not filters:
-            return entries
-        chosen = set(self.document_filter.matching(dict(filters), self._kinds_now()).tolist())
-        return [entry for entry in entries if document_id(entry.key) in chosen]
+            return self._table_now().entries(pattern)
+        ids = self.document_filter.matching(dict(filters), self._kinds_now()).tolist()
+        rows = [
+            row
+            for start in range(0, len(ids), WRITE_BATCH)
+            for row in self._records(ids[start : start + WRITE_BATCH], FIELDS).values()
+        ]
+        table = DocumentTable(rows)  # only the matching rows, for the pattern and the order
+        try:
+            return table.entries(pattern)
+        finally:
+            table.close()
 
     def texts_of(self, keys: Sequence[str]) -> dict[str, str]:
         """The original texts of the documents ``keys``: their document rows (for the
