@@ -1,20 +1,20 @@
 """What the framework components share: the install hint, an index given by path or handle,
-ragkit's chunk stage over texts held in memory, filters built from a framework's conditions,
+ragkit's chunk stage over texts held in memory, a framework's filter checked as ragkit's,
 records removed by exact id.
 
 Example:
     >>> chunked = TextChunker(chunker="sentence")(["Water boils. Ice melts."])[0]
     >>> [(c.start, c.end) for c in chunked.chunks], chunked.chosen
     ([(0, 23)], 'sentence')
-    >>> build_filters([("year", ">=", 2000), ("year", "<", 2010), ("lang", "in", ["ar"])], "X")
-    {'year': {'>=': 2000, '<': 2010}, 'lang': ['ar']}
+    >>> checked_filter({"$or": [{"year": {"$gte": 2000}}, {"lang": {"$in": ["ar"]}}]}, "X")
+    {'$or': [{'year': {'$gte': 2000}}, {'lang': {'$in': ['ar']}}]}
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +30,9 @@ from ragkit.errors import InvalidArgumentError, RagkitError, validation_message
 from ragkit.index import Hit, Index
 from ragkit.normalize.detect import check_language
 from ragkit.pipeline import DocumentChunker, chunk_embed
+from ragkit.store.filters import parse_filter
 
 log = logging.getLogger(__name__)
-
-COMPARISONS = (">", ">=", "<", "<=")
-SCALARS = (str, int, float, bool, type(None))  # what == and in compare with
 
 
 def install_hint(extra: str) -> str:
@@ -166,71 +164,22 @@ class TextChunker:
         ]
 
 
-@dataclass
-class FilterBuilder:
-    """A ragkit filter (:mod:`ragkit.store.filters`) built from a framework's AND of
-    ``(key, operator, value)`` conditions; ``framework`` names the caller in errors."""
+def checked_filter(filters: dict[str, Any], framework: str) -> dict[str, Any]:
+    """``filters`` (a framework's filter translated to ragkit's), checked in the filter
+    language (:func:`ragkit.store.filters.parse_filter`) so that a filter ragkit cannot apply
+    fails where it is given; the error names the framework.
 
-    framework: str
-    filters: dict[str, Any] = field(default_factory=dict)
-
-    def add(self, key: str, operator: str, value: Any) -> None:
-        """One condition: ``==`` (with text, a number, a bool or None), ``in`` (any of a list
-        of them) or a comparison with a number; anything else is a :class:`RagkitError`."""
-        if not isinstance(key, str) or not key:
-            raise RagkitError(f"{self.framework} filter: a field name is text, not {key!r}")
-        held = self.filters.get(key)
-        if operator in COMPARISONS:
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise RagkitError(
-                    f"{self.framework} filter {key} {operator} {value!r}: compare with a number"
-                )
-            if held is None:
-                held = self.filters[key] = {}
-            if not isinstance(held, dict) or operator in held:
-                raise RagkitError(
-                    f"{self.framework} filter on {key!r}: one range per field (with each of "
-                    f"{', '.join(COMPARISONS)} at most once), not mixed with == or in"
-                )
-            held[operator] = value
-            return
-        if operator not in ("==", "in"):
-            raise RagkitError(
-                f"{self.framework} filter {key} {operator} …: ragkit filters with ==, in, "
-                f"{', '.join(COMPARISONS)}, joined by AND"
-            )
-        if held is not None:
-            raise RagkitError(
-                f"{self.framework} filter on {key!r}: one condition per field (use in with a "
-                "list for any of several values)"
-            )
-        if operator == "in":
-            if isinstance(value, str | Mapping) or not isinstance(value, Iterable):
-                raise InvalidArgumentError(
-                    f"{self.framework} filter {key} in {value!r}: give a list"
-                )
-            value = list(value)
-            if not value:
-                raise InvalidArgumentError(
-                    f"{self.framework} filter {key} in []: give at least one value (an empty "
-                    "list matches nothing)"
-                )
-        for item in value if operator == "in" else [value]:
-            if not isinstance(item, SCALARS):
-                raise RagkitError(
-                    f"{self.framework} filter {key} {operator} {value!r:.60}: compare with "
-                    "text, a number, a bool or None"
-                    + (" (in takes a list of them)" if operator == "==" else "")
-                )
-        self.filters[key] = value
-
-
-def build_filters(conditions: Iterable[tuple[str, str, Any]], framework: str) -> dict[str, Any]:
-    """The ragkit filter matching every one of ``conditions`` (:class:`FilterBuilder`)."""
-    builder = FilterBuilder(framework)
-    for key, operator, value in conditions:
-        builder.add(key, operator, value)
-    return builder.filters
+    Example:
+        >>> checked_filter({"year": {"$gte": "recent"}}, "LangChain")
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.InvalidArgumentError: LangChain filter year$gte'recent': compare with a number or an ISO 8601 date (e.g. 2020-01-31 or 2020-01-31T12:00:00Z)
+    """
+    try:
+        parse_filter(filters)
+    except InvalidArgumentError as error:
+        raise InvalidArgumentError(f"{framework} {error}") from None
+    return filters
 
 
 def check_metadata(metadata: Any, record_id: str) -> dict[str, Any]:

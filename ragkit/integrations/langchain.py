@@ -35,9 +35,9 @@ from ragkit.integrations.common import (
     FrameworkNotInstalled,
     TextChunker,
     add_records,
-    build_filters,
     check_k,
     check_metadata,
+    checked_filter,
     delete_records,
     document_lengths,
     open_index,
@@ -64,60 +64,95 @@ SEARCH_OPTIONS = (
     "filter",
     *(name for name in SearchOptions.model_fields if name not in ("k", "filters")),
 )
-MONGO_COMPARISONS = {"$eq": "==", "$in": "in", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
+OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$contains")
+LIKE = {"$like": "$contains", "$ilike": "$icontains"}  # a pattern %text%: a substring
 
 
 def langchain_filter(given: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """A LangChain metadata filter as a ragkit filter (:mod:`ragkit.store.filters`).
 
     Keys name metadata fields, as in every LangChain store (``source`` is the metadata field
-    loaders set; ``language`` is the document's language, detected or given); a value is
-    matched as is, a list matches any of its values, and operators may be written as ragkit
-    writes them (``{"year": {">=": 2000}}``) or as LangChain stores commonly do
-    (``{"year": {"$gte": 2000}}``, ``$eq``, ``$in``, ``$and``). A malformed filter (an empty
+    loaders set; ``language`` is the document's language, detected or given; ``id`` the
+    document's id); a value is matched as is, a list matches any of its values. Operators:
+    ``$eq $ne $gt $gte $lt $lte $in $nin $exists $contains``, joined by ``$and``, ``$or`` and
+    ``$not``; ``$like``/``$ilike`` with a pattern ``%text%`` (a substring: ``$contains`` /
+    ``$icontains``) — any other pattern is refused (ragkit matches substrings, not prefixes).
+    ragkit's own spellings (``{"year": {">=": 2000}}``) work too. A malformed filter (an empty
     operator dict, ``$and`` without a list of dicts, a key that is not text, a value of the
-    wrong type, an empty list) is a :class:`RagkitError`, never an empty result.
+    wrong type) is a :class:`RagkitError`, never an empty result.
 
     Example:
-        >>> langchain_filter({"$and": [{"year": {"$gte": 2000}}, {"source": "a.pdf"}]})
-        {'year': {'>=': 2000}, 'meta.source': 'a.pdf'}
+        >>> langchain_filter({"$or": [{"year": {"$gte": 2000}}, {"source": "a.pdf"}]})
+        {'$or': [{'year': {'$gte': 2000}}, {'meta.source': 'a.pdf'}]}
+        >>> langchain_filter({"title": {"$like": "%boil%"}})
+        {'title': {'$contains': 'boil'}}
     """
     if given is None:
         return None
     if not isinstance(given, Mapping):
         raise RagkitError(f"filter={given!r:.60}: give a dict of metadata field → value")
-    conditions: list[tuple[str, str, Any]] = []
-    _conditions(given, conditions)
-    return build_filters(conditions, "LangChain")
+    return checked_filter(_translated(given), "LangChain")
 
 
-def _conditions(given: Mapping[str, Any], into: list[tuple[str, str, Any]]) -> None:
+def _translated(given: Mapping[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
     for key, value in given.items():
         if not isinstance(key, str):
             raise RagkitError(f"filter key {key!r}: name a metadata field (text)")
-        if key == "$and":
+        if key in ("$and", "$or"):
             if not isinstance(value, list | tuple) or not all(
                 isinstance(part, Mapping) for part in value
             ):
-                raise RagkitError(f"filter $and {value!r:.60}: give a list of filter dicts")
-            for part in value:
-                _conditions(part, into)
-            continue
-        if key.startswith("$"):
-            raise RagkitError(f"filter {key!r}: ragkit filters join conditions with $and only")
-        field = "meta.source" if key == "source" else key
-        if isinstance(value, Mapping):
-            if not value:
-                raise RagkitError(
-                    f"filter {key!r}: an empty operator dict; give a value, or e.g. "
-                    f"{{{key!r}: {{'$gte': 2000}}}}"
-                )
-            for operator, bound in value.items():
-                into.append((field, MONGO_COMPARISONS.get(str(operator), str(operator)), bound))
-        elif isinstance(value, list | tuple):
-            into.append((field, "in", value))
+                raise RagkitError(f"filter {key} {value!r:.60}: give a list of filter dicts")
+            found[key] = [_translated(part) for part in value]
+        elif key == "$not":
+            parts = value if isinstance(value, list | tuple) else [value]
+            if not parts or not all(isinstance(part, Mapping) for part in parts):
+                raise RagkitError(f"filter $not {value!r:.60}: give a filter dict")
+            found[key] = {"$and": [_translated(part) for part in parts]}
+        elif key.startswith("$"):
+            raise RagkitError(
+                f"filter {key!r}: join filters with $and, $or, $not; compare a field with "
+                f"{', '.join(OPERATORS)}, $like, $ilike"
+            )
         else:
-            into.append((field, "==", value))
+            found["meta.source" if key == "source" else key] = _condition(key, value)
+    return found
+
+
+def _condition(key: str, value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    if not isinstance(value, Mapping):
+        return value
+    if not value:
+        raise RagkitError(
+            f"filter {key!r}: an empty operator dict; give a value, or e.g. "
+            f"{{{key!r}: {{'$gte': 2000}}}}"
+        )
+    condition: dict[str, Any] = {}
+    for operator, operand in value.items():
+        if operator in LIKE:
+            condition[LIKE[operator]] = _substring(key, operator, operand)
+        else:  # $eq… and ragkit's own (>=): the filter language checks them
+            condition[operator] = list(operand) if isinstance(operand, tuple) else operand
+    return condition
+
+
+def _substring(key: str, operator: str, pattern: Any) -> str:
+    """The text a ``%text%`` pattern looks for."""
+    inner = pattern[1:-1] if isinstance(pattern, str) and len(pattern) >= 2 else None
+    if (
+        inner is None
+        or not pattern.startswith("%")
+        or not pattern.endswith("%")
+        or set(inner) & set("%_")
+    ):
+        raise RagkitError(
+            f"filter {key!r} {operator} {pattern!r:.60}: ragkit matches substrings: write "
+            "'%text%' (no other % or _), or $contains"
+        )
+    return inner
 
 
 class RagkitVectorStore(VectorStore):

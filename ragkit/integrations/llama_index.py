@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +27,9 @@ from ragkit.integrations.common import (
     FrameworkNotInstalled,
     TextChunker,
     add_records,
-    build_filters,
     check_k,
     check_metadata,
+    checked_filter,
     hit_metadata,
     open_index,
 )
@@ -65,66 +65,74 @@ log = logging.getLogger(__name__)
 CHUNKER_KEY = "chunker"
 
 
+OPERATORS = {
+    "==": "$eq", "!=": "$ne", ">": "$gt", ">=": "$gte", "<": "$lt", "<=": "$lte",
+    "in": "$in", "nin": "$nin", "contains": "$contains", "text_match": "$contains",
+    "text_match_insensitive": "$icontains",
+}  # fmt: skip
+
+
 def llama_index_filters(
     filters: MetadataFilters | Mapping[str, Any] | None,
 ) -> dict[str, Any] | None:
     """LlamaIndex ``MetadataFilters`` as a ragkit filter (:mod:`ragkit.store.filters`).
 
-    Filters joined by AND with ``==``, ``in``, ``>``, ``>=``, ``<``, ``<=`` translate, as does
-    an OR of ``==`` / ``in`` on one key. Keys name metadata fields, except ``language`` (the
-    document's language), ``file_path`` and ``source`` (a glob on the document's path, or the
-    ``<name>`` of added records); ``meta.language`` and ``meta.source`` name metadata fields
-    called so. A dict is taken as a ragkit filter as it is. An operator ragkit does not offer
-    or a value of the wrong type (a list with ``==``, an empty list with ``in``) is a
-    :class:`RagkitError`, never an empty result.
+    Every ``FilterOperator`` translates: ``==`` ``!=`` ``>`` ``>=`` ``<`` ``<=`` ``in`` ``nin``
+    ``contains`` as ragkit's ``$eq``…``$contains``; ``text_match`` (a substring) as
+    ``$contains``, ``text_match_insensitive`` as ``$icontains``; ``any`` / ``all`` (some / every
+    value in a list field, or in a text field's text) as an ``$or`` / ``$and`` of
+    ``$contains``; ``is_empty`` (missing, null, ``""`` or ``[]``) as ``$empty``. Conditions
+    ``and``, ``or`` and ``not`` (none of them holds) nest. Keys name metadata fields, except
+    ``language`` (the document's language), ``file_path`` and ``source`` (a glob on the
+    document's path, or the ``<name>`` of added records); ``meta.language`` and ``meta.source``
+    name metadata fields called so. A dict is taken as a ragkit filter as it is. A value of
+    the wrong type (a list with ``==``, text that is neither a number nor a date with ``>``)
+    is a :class:`RagkitError`, never an empty result.
 
     Example:
         >>> llama_index_filters(MetadataFilters(filters=[
         ...     MetadataFilter(key="year", value=2000, operator=">="),
-        ...     MetadataFilter(key="language", value="ar"),
-        ... ]))
-        {'year': {'>=': 2000}, 'language': 'ar'}
+        ...     MetadataFilter(key="tags", value=["x", "y"], operator="any"),
+        ... ], condition="or"))
+        {'$or': [{'year': {'$gte': 2000}}, {'$or': [{'tags': {'$contains': 'x'}}, {'tags': {'$contains': 'y'}}]}]}
     """
     if filters is None:
         return None
     if isinstance(filters, Mapping):
-        return dict(filters)
+        return checked_filter(dict(filters), "LlamaIndex")
     if not isinstance(filters, MetadataFilters):
         raise RagkitError(
             f"filters={filters!r:.60}: give llama_index MetadataFilters or a ragkit filter dict"
         )
-    return build_filters(_conditions(filters), "LlamaIndex")
+    return checked_filter(_translated(filters), "LlamaIndex")
 
 
-def _conditions(filters: MetadataFilters) -> Iterator[tuple[str, str, Any]]:
+def _translated(filters: MetadataFilters) -> dict[str, Any]:
+    parts = [
+        _translated(item) if isinstance(item, MetadataFilters) else _condition(item)
+        for item in filters.filters
+    ]
     condition = filters.condition or FilterCondition.AND
-    if condition == FilterCondition.OR:
-        keys = {f.key for f in filters.filters if isinstance(f, MetadataFilter)}
-        values: list[Any] = []
-        for item in filters.filters:
-            if not isinstance(item, MetadataFilter) or len(keys) != 1:
-                break
-            if item.operator.value == "==":
-                values.append(item.value)
-            elif item.operator.value == "in" and isinstance(item.value, list):
-                values.extend(item.value)
-            else:
-                break
-        else:
-            yield next(iter(keys)), "in", values
-            return
-        raise RagkitError(
-            "LlamaIndex filters: ragkit joins conditions with AND; OR only among == / in "
-            "conditions on one key"
-        )
-    if condition != FilterCondition.AND:
-        raise RagkitError(f"LlamaIndex filters: condition {condition.value!r} is not offered")
-    for item in filters.filters:
-        if isinstance(item, MetadataFilters):
-            yield from _conditions(item)
-        else:
-            key = "source" if item.key == "file_path" else item.key
-            yield key, item.operator.value, item.value
+    if condition == FilterCondition.NOT:  # LlamaIndex: none of them holds
+        return {"$not": {"$or": parts}}
+    return {"$or" if condition == FilterCondition.OR else "$and": parts}
+
+
+def _condition(item: MetadataFilter) -> dict[str, Any]:
+    key = "source" if item.key == "file_path" else item.key
+    operator, value = item.operator.value, item.value
+    if operator in ("any", "all"):
+        if not isinstance(value, list):
+            raise RagkitError(
+                f"LlamaIndex filter {item.key} {operator} {value!r:.60}: give a list of values"
+            )
+        contained = [{key: {"$contains": each}} for each in value]
+        return {"$or" if operator == "any" else "$and": contained}
+    if operator == "is_empty":
+        return {key: {"$empty": True}}
+    if operator not in OPERATORS:
+        raise RagkitError(f"LlamaIndex filter {item.key} {operator}: no such operator in ragkit")
+    return {key: {OPERATORS[operator]: value}}
 
 
 class RagkitRetriever(BaseRetriever):

@@ -39,9 +39,10 @@ from ragkit.search.feedback import Feedback
 from ragkit.search.fusion import FusionMethod, SearchMode
 from ragkit.search.phrase import PhraseEvidence
 
-FILTERS_EXAMPLE = '{"language": "ar", "year": {">=": 2000}}'
+FILTERS_EXAMPLE = '{"language": "ar", "year": {"$gte": 2000}}'
 # A filter's value: text, a number (finite: NaN and Infinity are no JSON numbers and match
-# nothing), a boolean, null, or lists and objects of them ({">=": 2000}, ["fa", "ar"]).
+# nothing), a boolean, null, or lists and objects of them ({"$gte": 2000}, ["fa", "ar"],
+# {"$or": [...]}): the filter language (ragkit.store.filters) is checked when the search runs.
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 StrictList = Annotated[list["FilterValue"], Strict()]  # a list, not a set or tuple made one
 FilterValue = TypeAliasType(
@@ -60,8 +61,10 @@ class SearchOptions(BaseModel):
     filters: dict[str, FilterValue] | None = Field(
         None,
         description="Keep chunks whose document matches every entry: language, source (a "
-        "glob) or a metadata key; a list of values matches any of them, "
-        '{">=": N} a range. Applied before fusion.',
+        "glob), id, content or a metadata key → a value, a list (any of them) or operators "
+        "($eq $ne $in $nin $gt $gte $lt $lte $exists $contains $icontains; ranges take numbers "
+        "or ISO dates); $and, $or, $not join filters. A list-valued key matches by element. "
+        "Applied before fusion.",
     )
     fusion: FusionMethod | None = Field(
         None, description="weighted or rrf (hybrid mode); default: the index's setting."
@@ -150,9 +153,9 @@ def refusal(error: ValidationError, given: dict[str, Any]) -> str:
     if name == "filters":
         if any(each["type"] == "finite_number" for each in error.errors()):
             return "filters: NaN and Infinity are no JSON numbers; give finite numbers"
-        key = problem["loc"][1] if len(problem["loc"]) > 1 else None
-        if isinstance(value, dict) and key in value:  # as the store's filters say it
-            return f"filter {key!r}: match a string or a number, not {type(value[key]).__name__}"
+        if isinstance(value, dict) and (odd := _not_json(value)) is not None:
+            key, held = odd  # as the store's filters say it
+            return f"filter {key!r}: match a string or a number, not {type(held).__name__}"
         return f"filters={value!r:.60}: give a dict of field → value, e.g. {FILTERS_EXAMPLE}"
     if name in ("fusion", "feedback", "document_evidence", "phrase_evidence"):
         return f"{name}={value!r}: use one of {', '.join(choices(name))}"
@@ -161,3 +164,24 @@ def refusal(error: ValidationError, given: dict[str, Any]) -> str:
     if name in ("rerank", "collapse"):
         return f"{name}={value!r}: give True or False"
     return f"{name or 'search options'}={value!r:.60}: {problem['msg']}"
+
+
+def _not_json(value: Any, key: Any = None) -> tuple[Any, Any] | None:
+    """The first value in a filter that is no JSON value (a set, a tuple…) and the key it is
+    under, or None.
+
+    Example:
+        >>> _not_json({"$and": [{"year": 2020}, {"tags": {"$in": ("x",)}}]})
+        ('tags', ('x',))
+    """
+    if isinstance(value, dict):
+        for name, part in value.items():
+            if not isinstance(name, str):
+                return name, name
+            inner = name if not name.startswith("$") or key is None else key
+            if (found := _not_json(part, inner)) is not None:
+                return found
+        return None
+    if isinstance(value, list):
+        return next((f for part in value if (f := _not_json(part, key)) is not None), None)
+    return None if value is None or isinstance(value, str | int | float) else (key, value)

@@ -21,7 +21,8 @@ from haystack.components.preprocessors import DocumentSplitter
 from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
 from haystack.components.writers import DocumentWriter
 from haystack.document_stores.in_memory import InMemoryDocumentStore
-from integration_texts import ARABIC, RAIL, RECORDS
+from haystack.errors import FilterError
+from integration_texts import ARABIC, BREAD, RAIL, RECORDS
 
 from ragkit import Index, RagkitError
 from ragkit.integrations.haystack import RagkitDocumentSplitter, RagkitRetriever
@@ -136,12 +137,27 @@ def test_filters_and_policies(ragkit_index: Index) -> None:
         ],
     }
     assert ids(retriever, either) == {"kettle", "bread"}
+
+    def names(filters: dict) -> set[str]:  # rail.md is a file: no metadata, its path its id
+        return {i.rsplit("/", 1)[-1] for i in ids(retriever, filters)}
+
+    assert names({"operator": "NOT", "conditions": [physics]}) == {"bread", "rail.md"}
+    assert names({"field": "meta.year", "operator": "!=", "value": 1998}) == {
+        "bread", "rail.md", "ar-boil"
+    }  # fmt: skip
+    assert names({"field": "meta.year", "operator": "not in", "value": [2005]}) == {
+        "kettle", "rail.md", "ar-boil"
+    }  # fmt: skip
+    assert names({"field": "meta.year", "operator": "==", "value": None}) == {"rail.md"}
+    assert names({"field": "id", "operator": "in", "value": ["bread", "x"]}) == {"bread"}
+    assert names({"field": "content", "operator": "==", "value": BREAD}) == {"bread"}
     for bad, message in [
-        ({"field": "content", "operator": "==", "value": "x"}, "meta"),
-        ({"operator": "NOT", "conditions": [physics]}, "AND"),
-        ({"field": "meta.year", "operator": "!=", "value": 1}, "ragkit filters with"),
+        ({"field": "embedding", "operator": "==", "value": "x"}, "content, id and meta"),
+        ({"operator": "XOR", "conditions": [physics]}, "AND, OR or NOT"),
+        ({"field": "meta.year", "operator": ">", "value": "1"}, "a number or an ISO 8601 date"),
+        ({"field": "meta.year", "operator": "in", "value": (1998,)}, "give a list"),
     ]:
-        with pytest.raises(RagkitError, match=message):
+        with pytest.raises(FilterError, match=message):
             retriever.run("water", filters=bad)
 
 
@@ -244,7 +260,7 @@ def test_clear_errors(ragkit_index: Index, tmp_path: Path) -> None:
     with pytest.raises(RagkitError, match="top_k"):
         RagkitRetriever(ragkit_index, top_k=-2)
     with pytest.raises(RagkitError, match="meta"):  # refused when built, not at the first run
-        RagkitRetriever(ragkit_index, filters={"field": "id", "operator": "==", "value": "x"})
+        RagkitRetriever(ragkit_index, filters={"field": "blob", "operator": "==", "value": "x"})
     with pytest.raises(RagkitError, match="list of Haystack Documents"):
         RagkitDocumentSplitter().run(documents=["plain text"])  # type: ignore[list-item]
     with pytest.raises(RagkitError, match="chunker"):

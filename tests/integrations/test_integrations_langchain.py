@@ -97,10 +97,19 @@ def test_filters(store: RagkitVectorStore) -> None:
         "kettle"
     }
     assert ids(filter={"language": "ar"}) == {"ar-boil"}
-    with pytest.raises(RagkitError, match=r"\$or"):
-        store.similarity_search("water", filter={"$or": [{"year": 1998}]})
+    assert ids(filter={"$or": [{"year": 1998}, {"source": "history"}]}) == {"kettle", "rail"}
+    assert ids(filter={"year": {"$ne": 1998}, "source": {"$nin": ["kitchen"]}}) == {
+        "rail", "ar-boil"
+    }  # fmt: skip
+    assert ids(filter={"$not": {"source": "physics-notes"}}) == {"bread", "rail"}
+    assert ids(filter={"year": {"$exists": True}, "pages": {"$exists": False}}) == set(RECORDS)
+    assert ids(filter={"source": {"$like": "%notes%"}}) == {"kettle", "ar-boil"}
+    assert ids(filter={"source": {"$ilike": "%NOTES%"}}) == {"kettle", "ar-boil"}
+    assert ids(filter={"id": {"$in": ["rail", "bread"]}}) == {"rail", "bread"}
     with pytest.raises(RagkitError, match="compare with a number"):
         store.similarity_search("water", filter={"year": {"$gte": "recent"}})
+    with pytest.raises(RagkitError, match="ragkit matches substrings"):
+        store.similarity_search("water", filter={"source": {"$like": "phys%"}})
 
 
 def test_search_options_through_the_retriever(store: RagkitVectorStore) -> None:

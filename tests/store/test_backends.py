@@ -195,21 +195,6 @@ def test_an_oversized_filter_is_refused_as_input_on_both_backends(where: str, co
         served.close()
 
 
-def test_an_sqlite_error_over_milvus_document_rows_is_about_the_filter(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Past the input limits (here lifted), what SQLite cannot evaluate over the in-memory
-    document rows is still a one-line error about the filter, not a traceback."""
-    from ragkit.store import filters
-    from ragkit.store.milvus.selection import DocumentTable
-
-    row = {"id": 5, "key": "/d/a.md", "source": "/d/a.md", "title": "", "language": "en",
-           "metadata": {}, "content_hash": "h", "chunk_count": 1, "characters": 9}  # fmt: skip
-    monkeypatch.setattr(filters, "MAX_VALUES", 10**6)
-    with pytest.raises(RagkitError, match="filters: SQLite cannot evaluate it .*fewer or simpler"):
-        DocumentTable([row]).ids({"language": ["x"] * 5000})
-
-
 def test_listing_export_info_and_language_decisions(index: Index, corpus: Path) -> None:
     index.ingest([corpus])
     listed = index.documents()

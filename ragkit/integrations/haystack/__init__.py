@@ -28,11 +28,8 @@ except ImportError:  # Haystack 2
 else:
     allow_deserialization_module(__name__)
 
-from ragkit.integrations.haystack.document_store import (
-    HaystackFilterError,
-    RagkitDocumentStore,
-)
-from ragkit.integrations.haystack.filters import haystack_filters
+from ragkit.integrations.haystack.document_store import RagkitDocumentStore
+from ragkit.integrations.haystack.filters import HaystackFilterError, haystack_filters
 from ragkit.integrations.haystack.retriever import RagkitRetriever, hit_document
 from ragkit.integrations.haystack.splitter import RagkitDocumentSplitter
 

@@ -24,23 +24,17 @@ from typing import Any
 from haystack import Document, default_from_dict, default_to_dict
 from haystack.document_stores.errors import DuplicateDocumentError
 from haystack.document_stores.types import DuplicatePolicy
-from haystack.errors import FilterError
 
 from ragkit.documents.given import check_source, is_record_source
 from ragkit.errors import InvalidArgumentError, RagkitError
 from ragkit.index import Index
 from ragkit.integrations.common import add_records, delete_records, open_index
-from ragkit.integrations.haystack.filters import haystack_filters
+from ragkit.integrations.haystack.filters import HaystackFilterError, haystack_filters
 from ragkit.store.records import FIELD_BYTES, DocumentEntry
 
 log = logging.getLogger(__name__)
 
 SOURCE = "<haystack>"
-
-
-class HaystackFilterError(InvalidArgumentError, FilterError):
-    """A filter ragkit cannot apply: Haystack's ``FilterError`` and ragkit's
-    :class:`~ragkit.errors.InvalidArgumentError` (a ``ValueError``) at once."""
 
 
 class RagkitDocumentStore:

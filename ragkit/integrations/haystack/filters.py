@@ -1,22 +1,39 @@
 """Haystack filters as ragkit filters: the dialect translation every Haystack component of
-ragkit (retriever, document store) applies.
+ragkit (retriever, document store) applies, and the error a filter ragkit cannot apply raises.
 
 Example:
     >>> haystack_filters({"field": "meta.year", "operator": ">=", "value": 2000})
-    {'year': {'>=': 2000}}
+    {'year': {'$gte': 2000}}
 """
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from ragkit.errors import RagkitError
-from ragkit.integrations.common import build_filters
+from haystack.errors import FilterError
+
+from ragkit.errors import InvalidArgumentError
+from ragkit.integrations.common import checked_filter
+from ragkit.store.filters import instant_of
 
 FIELDS = {"meta.file_path": "source", "meta.language": "language", "meta.source": "meta.source"}
+COMPARISONS = {"==": "$eq", "!=": "$ne", ">": "$gt", ">=": "$gte", "<": "$lt", "<=": "$lte",
+               "in": "$in", "not in": "$nin"}  # fmt: skip
+RANGES = (">", ">=", "<", "<=")
 
 
-def _key(field: str) -> str:
-    """The ragkit filter key of a Haystack ``meta.*`` field."""
+class HaystackFilterError(InvalidArgumentError, FilterError):
+    """A Haystack filter ragkit cannot apply: a ragkit error (exit 2, HTTP 422) that is also
+    Haystack's ``FilterError``, as Haystack's document stores raise it."""
+
+
+def _key(field: Any) -> str:
+    """The ragkit filter key of a Haystack field: ``content``, ``id`` or ``meta.*``."""
+    if field in ("content", "id"):
+        return field
+    if not isinstance(field, str) or not field.startswith("meta."):
+        raise HaystackFilterError(
+            f"Haystack filter on {field!r}: ragkit filters on content, id and meta.* fields"
+        )
     return FIELDS.get(field, field.removeprefix("meta."))
 
 
@@ -24,77 +41,98 @@ def haystack_filters(filters: Mapping[str, Any] | None) -> dict[str, Any] | None
     """Haystack filters as a ragkit filter (:mod:`ragkit.store.filters`).
 
     Comparisons (``{"field": "meta.year", "operator": ">=", "value": 2000}``) with ``==``,
-    ``in``, ``>``, ``>=``, ``<``, ``<=``, joined by ``AND`` (or an ``OR`` of ``==`` / ``in`` on
-    one field), translate. ``meta.file_path`` is the document's path (a glob),
-    ``meta.language`` its language, any other ``meta.*`` field its metadata. A dict without
-    ``operator`` (nor ``field`` or ``conditions``) is taken as a ragkit filter as it is. A
-    malformed filter (no ``value``, no ``operator``, ``conditions`` that are not a list of
-    conditions, a value of the wrong type, an operator ragkit does not offer) is a
-    :class:`RagkitError`, never an empty result.
+    ``!=``, ``>``, ``>=``, ``<``, ``<=``, ``in``, ``not in``, joined by ``AND``, ``OR`` and
+    ``NOT`` (none… of its conditions all hold) to any depth, translate with Haystack's
+    semantics: ``== None`` matches a missing field too, ``!=`` and ``not in`` match documents
+    lacking the field, a comparison takes a number or an ISO 8601 date (text that is neither,
+    or a list, is refused), ``in`` and ``not in`` take a list. ``content`` is the document's
+    text, ``id`` its id, ``meta.file_path`` its path (a glob), ``meta.language`` its language,
+    any other ``meta.*`` field its metadata. A dict without ``operator`` (nor ``field`` or
+    ``conditions``) is taken as a ragkit filter as it is. A filter ragkit cannot apply is a
+    :class:`HaystackFilterError` — a :class:`RagkitError` and Haystack's ``FilterError`` —
+    never an empty result.
 
     Example:
-        >>> haystack_filters({"operator": "AND", "conditions": [
+        >>> haystack_filters({"operator": "NOT", "conditions": [
         ...     {"field": "meta.year", "operator": ">=", "value": 2000},
-        ...     {"field": "meta.language", "operator": "==", "value": "ar"},
+        ...     {"field": "meta.language", "operator": "in", "value": ["ar", "fa"]},
         ... ]})
-        {'year': {'>=': 2000}, 'language': 'ar'}
+        {'$not': {'$and': [{'year': {'$gte': 2000}}, {'language': {'$in': ['ar', 'fa']}}]}}
     """
     if filters is None:
         return None
     if not isinstance(filters, Mapping):
-        raise RagkitError(f"filters={filters!r:.60}: give Haystack filters (a dict)")
+        raise HaystackFilterError(f"filters={filters!r:.60}: give Haystack filters (a dict)")
     if "operator" not in filters:
         if {"field", "conditions"} & set(filters):
-            raise RagkitError(
+            raise HaystackFilterError(
                 f"Haystack filters {dict(filters)!r:.60}: no 'operator' (a comparison has field, "
                 "operator and value; a logic filter operator and conditions)"
             )
-        return dict(filters)
-    return build_filters(_conditions(filters), "Haystack")
+        translated = dict(filters)  # a ragkit filter
+    else:
+        translated = _translated(filters)
+    try:
+        return checked_filter(translated, "Haystack")
+    except InvalidArgumentError as error:
+        raise HaystackFilterError(str(error)) from None
 
 
-def _conditions(filters: Any) -> Iterator[tuple[str, str, Any]]:
+def _translated(filters: Any) -> dict[str, Any]:
     if not isinstance(filters, Mapping) or "operator" not in filters:
-        raise RagkitError(
+        raise HaystackFilterError(
             f"Haystack filter {filters!r:.60}: a condition is a dict with field, operator and "
             "value, or with operator and conditions"
         )
     operator = filters["operator"]
     if "conditions" not in filters:
-        field = filters.get("field")
-        if not isinstance(field, str) or not field.startswith("meta."):
-            raise RagkitError(
-                f"Haystack filter on {field!r}: ragkit filters on meta.* fields (content and "
-                "id are not filtered)"
-            )
-        if "value" not in filters:
-            raise RagkitError(
-                f"Haystack filter on {field!r}: no 'value' (a comparison has field, operator "
-                "and value)"
-            )
-        yield _key(field), str(operator), filters["value"]
-        return
+        return _comparison(filters, operator)
     conditions = filters["conditions"]
-    if not isinstance(conditions, list | tuple):
-        raise RagkitError(
+    if not isinstance(conditions, list):
+        raise HaystackFilterError(
             f"Haystack filter {operator!r}: 'conditions' is a list of conditions, not "
             f"{type(conditions).__name__}"
         )
-    if operator == "AND":
-        for condition in conditions:
-            yield from _conditions(condition)
-        return
-    if operator == "OR" and all(
-        isinstance(c, Mapping) and c.get("operator") in ("==", "in") for c in conditions
-    ):
-        pairs = [next(_conditions(c)) for c in conditions]  # each field checked
-        if len({key for key, _, _ in pairs}) == 1:
-            values: list[Any] = []
-            for _, kind, value in pairs:
-                values.extend(value if kind == "in" else [value])
-            yield pairs[0][0], "in", values
-            return
-    raise RagkitError(
-        f"Haystack filters: ragkit joins conditions with AND ({operator!r} given; OR only "
-        "among == / in conditions on one field)"
-    )
+    if operator not in ("AND", "OR", "NOT"):
+        raise HaystackFilterError(
+            f"Haystack filter {operator!r}: join conditions with AND, OR or NOT"
+        )
+    parts = [_translated(condition) for condition in conditions]
+    if operator == "NOT":  # Haystack: NOT of all the conditions together
+        return {"$not": {"$and": parts}}
+    return {"$and" if operator == "AND" else "$or": parts}
+
+
+def _comparison(filters: Mapping[str, Any], operator: Any) -> dict[str, Any]:
+    if "field" not in filters:
+        raise HaystackFilterError(
+            f"Haystack filter {dict(filters)!r:.60}: a condition has field, operator and value"
+        )
+    field = filters["field"]
+    key = _key(field)
+    if "value" not in filters:
+        raise HaystackFilterError(
+            f"Haystack filter on {field!r}: no 'value' (a comparison has field, operator and value)"
+        )
+    value = filters["value"]
+    if operator not in COMPARISONS:
+        raise HaystackFilterError(
+            f"Haystack filter on {field!r}: operator {operator!r}; use {', '.join(COMPARISONS)}"
+        )
+    if operator in RANGES and not _comparable(value):
+        raise HaystackFilterError(
+            f"Haystack filter {field} {operator} {value!r:.60}: compare with a number or an "
+            "ISO 8601 date"
+        )
+    if operator in ("in", "not in") and not isinstance(value, list):
+        raise HaystackFilterError(
+            f"Haystack filter {field} {operator} {value!r:.60}: give a list of values"
+        )
+    return {key: {COMPARISONS[operator]: value}}
+
+
+def _comparable(value: Any) -> bool:
+    """What Haystack compares with ``>``…: a number, ISO 8601 text, or None (nothing)."""
+    if value is None or isinstance(value, str) and instant_of(value) is not None:
+        return True
+    return isinstance(value, int | float) and not isinstance(value, bool)

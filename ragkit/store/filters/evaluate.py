@@ -72,6 +72,8 @@ def _condition(condition: Condition, row: Mapping[str, AnyValue]) -> bool:
     op, wanted = condition.op, condition.value
     if op == "exists":
         return value is not MISSING
+    if op == "empty":
+        return value is MISSING or value is None or value == "" or value == []
     if value is MISSING:
         return op == "eq" and scalar_eq(None, wanted)
     if condition.field.kind == "source" and op == "eq":

@@ -196,6 +196,12 @@ class _Compiler:
             if not kinds:
                 return False
             return _or([("exists ", ref), (ref, " is null") if "null" in kinds else False])
+        if op == "empty":
+            if kinds & {"null", "list"}:
+                return True
+            return _or(
+                [("not exists ", ref), (ref, " == ", Value("")) if "text" in kinds else False]
+            )
         if op == "eq":
             if None in _values(wanted):
                 if kinds & {"null", "list"}:
@@ -225,6 +231,8 @@ class _Compiler:
         kinds = self.kinds(condition.field.name)
         if op == "exists":
             return ("exists ", ref)
+        if op == "empty":
+            return _or([("not exists ", ref), _and([("exists ", ref), (ref, " == ", Value(""))])])
         alternatives: list[Expr] = []
         if op in OPERATORS:
             if wanted.number is None or not kinds or not kinds <= {"number", "null"}:
@@ -342,13 +350,16 @@ def _column(kind: str, test: Callable[[str], Tokens]) -> Tokens:
     """``test`` of a column: ``id`` is ``external_id``, else ``key``."""
     if kind != "id":
         return test(COLUMN[kind])
-    return _or([test("external_id"), _and([("external_id == ", Value("")), test("key")])])  # type: ignore[return-value]
+    given = _and([("external_id != ", Value("")), test("external_id")])
+    return _or([given, _and([("external_id == ", Value("")), test("key")])])  # type: ignore[return-value]
 
 
 def _column_upper(condition: Condition) -> Expr:
     kind, op, wanted = condition.field.kind, condition.op, condition.value
     if op == "exists" or op in OPERATORS:
         return True  # a column is always there; ranges over text are checked on the client
+    if op == "empty":
+        return _column(kind, lambda column: (column, " == ", Value("")))
     if not isinstance(wanted, str):
         return False  # a column holds text
     if kind == "content" or op == "icontains":
@@ -364,6 +375,8 @@ def _column_lower(condition: Condition) -> Expr:
     kind, op, wanted = condition.field.kind, condition.op, condition.value
     if op == "exists":
         return True
+    if op == "empty":
+        return _column(kind, lambda column: (column, " == ", Value("")))
     if kind == "content" or op not in ("eq", "contains") or not isinstance(wanted, str):
         return False
     if op == "contains":

@@ -69,6 +69,8 @@ def _condition(condition: Condition) -> Sql:
     op, wanted = condition.op, condition.value
     if op == "exists":
         return "1", []
+    if op == "empty":
+        return f"{column} = ''", []
     if op in OPERATORS:
         return _range(column, op, wanted, "")
     if not isinstance(wanted, str):  # a column holds text: a number, bool or null equals none
@@ -87,6 +89,13 @@ def _metadata(condition: Condition) -> Sql:
     key, op, wanted = condition.field.name, condition.op, condition.value
     if op == "exists":
         return ENTRY.format(""), [key]
+    if op == "empty":
+        empty = (
+            "m.type = 'null' OR (m.type = 'text' AND m.value = '') "
+            "OR (m.type = 'array' AND json_array_length(m.value) = 0)"
+        )
+        found, values = _entry(key, empty, [])
+        return f"(NOT {ENTRY.format('')} OR {found})", [key, *values]
     if op in OPERATORS:
         scalar, values = _range("m.value", op, wanted, "m.type")
         listed, more = _range("e.value", op, wanted, "e.type")

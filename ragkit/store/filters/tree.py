@@ -54,16 +54,16 @@ METADATA_PREFIX = "meta."
 OPERATORS = {
     "$eq": "eq", "==": "eq", "$ne": "ne", "!=": "ne", "$in": "in", "$nin": "nin",
     "$gt": "gt", ">": "gt", "$gte": "gte", ">=": "gte", "$lt": "lt", "<": "lt",
-    "$lte": "lte", "<=": "lte", "$exists": "exists", "$contains": "contains",
-    "$icontains": "icontains",
+    "$lte": "lte", "<=": "lte", "$exists": "exists", "$empty": "empty",
+    "$contains": "contains", "$icontains": "icontains",
 }  # fmt: skip
-OPERATOR_NAMES = "$eq, $ne, $in, $nin, $gt, $gte, $lt, $lte, $exists, $contains, $icontains"
+OPERATOR_NAMES = "$eq, $ne, $in, $nin, $gt, $gte, $lt, $lte, $exists, $empty, $contains, $icontains"
 LOGIC = ("$and", "$or", "$not")
 RANGES = ("gt", "gte", "lt", "lte")
 CONTENT_OPERATORS = ("eq", "ne", "in", "nin", "contains", "icontains")
 EXAMPLE = '{"language": "ar", "year": {"$gte": 2000}}'
 
-Op = Literal["eq", "gt", "gte", "lt", "lte", "exists", "contains", "icontains"]
+Op = Literal["eq", "gt", "gte", "lt", "lte", "exists", "empty", "contains", "icontains"]
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ class Bound:
 @dataclass(frozen=True)
 class Condition:
     """One condition: ``eq`` (a scalar), ``gt``/``gte``/``lt``/``lte`` (a :class:`Bound`),
-    ``exists`` (True), ``contains``/``icontains`` (a scalar)."""
+    ``exists`` and ``empty`` (True), ``contains``/``icontains`` (a scalar)."""
 
     field: Field
     op: Op
@@ -243,11 +243,11 @@ def _operator(field: Field, key: str, operator: AnyValue, operand: AnyValue) -> 
             )
         found = Any(tuple(_eq(field, key, operator, item) for item in operand))
         return Not(found) if op == "nin" else found
-    if op == "exists":
+    if op in ("exists", "empty"):
         if not isinstance(operand, bool):
             raise InvalidArgumentError(f"filter {key!r} {operator}: give true or false")
-        present = Condition(field, "exists", True)
-        return present if operand else Not(present)
+        holds = Condition(field, op, True)  # type: ignore[arg-type]
+        return holds if operand else Not(holds)
     if op in RANGES:
         return Condition(field, op, _bound(key, operator, operand))
     if not is_scalar(operand):
@@ -323,6 +323,7 @@ def positive_keys(filters: Mapping[str, AnyValue] | Filter) -> list[str]:
         for condition, positive in conditions(parse_filter(filters))
         if positive
         and condition.field.kind == "metadata"
+        and condition.op != "empty"
         and not (condition.op == "eq" and condition.value in (None, "null"))
     ]
     return list(dict.fromkeys(keys))
