@@ -112,7 +112,7 @@ def store(tmp_path: Path) -> Iterator[RagkitDocumentStore]:
 def _pipelines(store: RagkitDocumentStore) -> tuple[Pipeline, Pipeline]:
     """Haystack's two pipelines over one store: indexing (splitter → writer) and querying."""
     indexing = Pipeline()
-    indexing.add_component("splitter", RagkitDocumentSplitter(split_length=48))
+    indexing.add_component("splitter", RagkitDocumentSplitter(split_length=48, chunker="sentence"))
     indexing.add_component("writer", DocumentWriter(document_store=store))
     indexing.connect("splitter", "writer")
     querying = Pipeline()
