@@ -26,7 +26,7 @@ from haystack.document_stores.errors import DuplicateDocumentError
 from haystack.document_stores.types import DuplicatePolicy
 
 from ragkit.documents.given import check_source, is_record_source
-from ragkit.errors import InvalidArgumentError, RagkitError
+from ragkit.errors import InvalidArgumentError
 from ragkit.index import Index
 from ragkit.integrations.common import add_records, delete_records, open_index
 from ragkit.integrations.haystack.filters import HaystackFilterError, haystack_filters
@@ -51,14 +51,24 @@ class RagkitDocumentStore:
     beside it is dropped with the same warning).
 
     :meth:`filter_documents` lists every document of the index — also those ingested from
-    files or added otherwise, by their key, with ``file_path`` (and ``title``) in ``meta`` for
-    files — with its whole original text; returned documents have no ``embedding`` and no
-    ``score``, ordered by id.
+    files or added otherwise, by their key, with ``file_path`` in ``meta`` for a file and
+    ``title`` when it has one — with its whole original text; returned documents have no
+    ``embedding`` and no ``score``, ordered by id.
 
     ``DuplicatePolicy.NONE`` (``DocumentWriter``'s default) is ``FAIL``, as in Haystack's
     in-memory store; ``OVERWRITE`` replaces the text and metadata of an id (an unchanged
     document is not analyzed again), ``SKIP`` passes over the ids already stored. An id
     another source already holds (a file, another ``source``'s record) is refused.
+
+    Args:
+        index: an open :class:`~ragkit.Index`, or where one is (or is to be created).
+        model: the embedding model of a new index (``auto`` when None).
+        source: the records' source, in angle brackets.
+        **settings: other ragkit settings of a new index (``chunker="sentence"``…).
+
+    Raises:
+        RagkitError: settings that do not match an existing index, a ``source`` not in angle
+            brackets, settings given with an open ``Index``.
 
     Example:
         >>> from haystack import Pipeline
@@ -251,12 +261,11 @@ def _meta(entry: DocumentEntry) -> dict[str, Any]:
 
 @contextmanager
 def _as_filter_error() -> Iterator[None]:
-    """A ragkit error about the filters (an invalid one) as Haystack's ``FilterError``."""
+    """A filter the store refuses (an :class:`InvalidArgumentError`: a limit, a malformed
+    native filter) as Haystack's ``FilterError`` too."""
     try:
         yield
+    except HaystackFilterError:
+        raise
     except InvalidArgumentError as error:
-        raise HaystackFilterError(str(error)) from error
-    except RagkitError as error:
-        if type(error) is not RagkitError:  # an unavailable backend, a damaged index
-            raise
         raise HaystackFilterError(str(error)) from error
