@@ -391,14 +391,14 @@ def _column_lower(condition: Condition) -> Expr:
 def _and(parts: list[Expr]) -> Expr:
     if any(part is False for part in parts):
         return False
-    kept = [part for part in parts if part is not True]
+    kept: list[Expr] = [part for part in parts if part is not True]
     return _join(kept, " and ", True)
 
 
 def _or(parts: list[Expr]) -> Expr:
     if any(part is True for part in parts):
         return True
-    kept = [part for part in parts if part is not False]
+    kept: list[Expr] = [part for part in parts if part is not False]
     return _join(kept, " or ", False)
 
 

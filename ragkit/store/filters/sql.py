@@ -94,8 +94,8 @@ def _metadata(condition: Condition) -> Sql:
             "m.type = 'null' OR (m.type = 'text' AND m.value = '') "
             "OR (m.type = 'array' AND json_array_length(m.value) = 0)"
         )
-        found, values = _entry(key, empty, [])
-        return f"(NOT {ENTRY.format('')} OR {found})", [key, *values]
+        held, values = _entry(key, empty, [])
+        return f"(NOT {ENTRY.format('')} OR {held})", [key, *values]
     if op in OPERATORS:
         scalar, values = _range("m.value", op, wanted, "m.type")
         listed, more = _range("e.value", op, wanted, "e.type")

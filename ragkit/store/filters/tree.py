@@ -23,7 +23,7 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any as AnyValue
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, cast
 
 from ragkit.errors import InvalidArgumentError
 from ragkit.normalize.unicode import text_only
@@ -64,6 +64,7 @@ CONTENT_OPERATORS = ("eq", "ne", "in", "nin", "contains", "icontains")
 EXAMPLE = '{"language": "ar", "year": {"$gte": 2000}}'
 
 Op = Literal["eq", "gt", "gte", "lt", "lte", "exists", "empty", "contains", "icontains"]
+Kind = Literal["language", "source", "id", "content", "metadata"]
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class Field:
     """What a condition looks at: a column (``language``, ``source``, ``id``: the record's id,
     else the key; ``content``: the document's text) or a top-level ``metadata`` key."""
 
-    kind: Literal["language", "source", "id", "content", "metadata"]
+    kind: Kind
     name: str
 
 
@@ -197,7 +198,7 @@ def _logic(key: str, value: AnyValue) -> Filter:
 def _field(key: str) -> Field:
     key = text_only(key)  # lone surrogates (undecodable argv bytes) match nothing
     if key in COLUMNS:
-        return Field(key, key)  # type: ignore[arg-type]
+        return Field(cast(Kind, key), key)
     return Field("metadata", key.removeprefix(METADATA_PREFIX))
 
 
@@ -246,15 +247,15 @@ def _operator(field: Field, key: str, operator: AnyValue, operand: AnyValue) -> 
     if op in ("exists", "empty"):
         if not isinstance(operand, bool):
             raise InvalidArgumentError(f"filter {key!r} {operator}: give true or false")
-        holds = Condition(field, op, True)  # type: ignore[arg-type]
+        holds = Condition(field, cast(Op, op), True)
         return holds if operand else Not(holds)
     if op in RANGES:
-        return Condition(field, op, _bound(key, operator, operand))
+        return Condition(field, cast(Op, op), _bound(key, operator, operand))
     if not is_scalar(operand):
         raise InvalidArgumentError(
             f"filter {key!r} {operator} {operand!r:.60}: give text, a number, a bool or null"
         )
-    return Condition(field, op, _scalar(operand))  # type: ignore[arg-type]
+    return Condition(field, cast(Op, op), _scalar(operand))
 
 
 def _eq(field: Field, key: str, operator: str, value: AnyValue) -> Condition:
@@ -286,7 +287,8 @@ def _bound(key: str, operator: str, bound: AnyValue) -> Bound:
     if bound is None:
         return Bound()
     if isinstance(bound, int | float) and not isinstance(bound, bool):
-        return Bound(number=float(_scalar(bound)))  # type: ignore[arg-type]
+        _scalar(bound)  # refuses NaN and Infinity
+        return Bound(number=float(bound))
     if isinstance(bound, str):
         if NUMBER.fullmatch(bound.strip()):
             return Bound(number=float(bound.strip()))

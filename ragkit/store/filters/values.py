@@ -39,6 +39,7 @@ ISO = re.compile(
     r"\d{4}-\d{2}-\d{2}"
     r"(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,6})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?"
 )
+SPELLED: dict[str, list[Scalar]] = {"true": [True], "false": [False], "null": [None]}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
@@ -57,7 +58,7 @@ def spelled(text: str) -> list[Scalar]:
     """
     if NUMBER.fullmatch(text):
         return [float(text) if any(c in text for c in ".eE") else int(text)]
-    return {"true": [True], "false": [False], "null": [None]}.get(text, [])
+    return SPELLED.get(text, [])
 
 
 def scalar_eq(stored: Any, wanted: Scalar) -> bool:
