@@ -67,20 +67,7 @@ class RagkitRetriever:
         *,
         document_store: RagkitDocumentStore | None = None,
     ) -> None:
-        if isinstance(index, RagkitDocumentStore) and document_store is None:
-            index, document_store = None, index
-        if (index is None) == (document_store is None):
-            raise InvalidArgumentError(
-                "RagkitRetriever: give an index (an Index or its location) or a "
-                "document_store (a RagkitDocumentStore), one of them"
-            )
-        if document_store is not None and not isinstance(document_store, RagkitDocumentStore):
-            raise InvalidArgumentError(
-                f"document_store={type(document_store).__name__}: RagkitRetriever searches a "
-                "RagkitDocumentStore (another store's documents are not in a ragkit index)"
-            )
-        self.document_store = document_store
-        self.index = document_store.index if document_store is not None else open_index(index)
+        self.index, self.document_store = _searched(index, document_store)
         haystack_filters(filters)  # a filter ragkit cannot apply fails here, not at run time
         self.filters = filters
         self.top_k = check_k(top_k, "top_k")
@@ -153,6 +140,29 @@ class RagkitRetriever:
     ) -> dict[str, list[Document]]:
         """:meth:`run` in a worker thread, for async pipelines."""
         return await asyncio.to_thread(self.run, query, filters, top_k)
+
+
+def _searched(
+    index: Index | str | Path | RagkitDocumentStore | None,
+    document_store: RagkitDocumentStore | None,
+) -> tuple[Index, RagkitDocumentStore | None]:
+    """The index a retriever searches, and the store it came from (None: given an index)."""
+    if isinstance(index, RagkitDocumentStore) and document_store is None:
+        index, document_store = None, index
+    if (index is None) == (document_store is None):
+        raise InvalidArgumentError(
+            "RagkitRetriever: give an index (an Index or its location) or a document_store (a "
+            "RagkitDocumentStore), one of them"
+        )
+    if document_store is None:
+        assert index is not None and not isinstance(index, RagkitDocumentStore)
+        return open_index(index), None
+    if not isinstance(document_store, RagkitDocumentStore):
+        raise InvalidArgumentError(
+            f"document_store={type(document_store).__name__}: RagkitRetriever searches a "
+            "RagkitDocumentStore (another store's documents are not in a ragkit index)"
+        )
+    return document_store.index, document_store
 
 
 def hit_document(hit: Hit, length: int | None = None) -> Document:
