@@ -12,7 +12,7 @@ os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 FRAMEWORKS = {
     "ragkit/integrations/langchain.py": "langchain_text_splitters",
     "ragkit/integrations/llama_index.py": "llama_index.core",
-    "ragkit/integrations/haystack.py": "haystack",
+    "ragkit/integrations/haystack": "haystack",
 }
 
 

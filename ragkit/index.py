@@ -289,8 +289,7 @@ class Index:
 
     def _follow_model(self) -> None:
         """Take the model another handle's (or process's) first ingest chose for this ``auto``
-        index since this handle opened it: a server started before the first ingest then
-        serves what was committed."""
+        index since this handle opened it (a server started before it serves its commits)."""
         if self.settings.embedding_model == AUTO_MODEL:
             self.store.refresh()
             chosen = {"embedding_model": self.store.settings.embedding_model}
@@ -413,16 +412,18 @@ class Index:
         self.store.refresh()
         return duplicate_groups(self.store.document_hashes(), self.store.near_duplicate_groups())
 
-    def documents(self, glob: str | None = None) -> list[DocumentEntry]:
+    def documents(
+        self, glob: str | None = None, filters: Mapping | None = None
+    ) -> list[DocumentEntry]:
         """The documents the index holds, by key: all, or those whose key or source equals
-        ``glob`` or matches it as a glob (``*`` crosses ``/``).
+        ``glob`` or matches it as a glob, and that match the search ``filters``.
 
         Example:
-            >>> [d.key for d in Index.open("my-index").documents("*.md")]  # doctest: +SKIP
+            >>> [d.key for d in Index.open("my-index").documents("*.md", {"year": 2020})]  # doctest: +SKIP
             ['examples/en/water.md']
         """
         self.store.refresh()
-        return self.store.list_documents(glob)
+        return self.store.list_documents(glob, filters)
 
     def delete(
         self, ids: str | Iterable[str], wait: bool | float = True, missing_ok: bool = False

@@ -13,6 +13,7 @@ Each framework is an optional extra, imported only by its own module:
   :class:`~ragkit.integrations.llama_index.RagkitRetriever` (a ``BaseRetriever``) and
   :class:`~ragkit.integrations.llama_index.RagkitNodeParser` (a ``NodeParser``);
 - :mod:`ragkit.integrations.haystack` (``pip install "ragkit-pipeline[haystack]"``):
+  :class:`~ragkit.integrations.haystack.RagkitDocumentStore` (a ``DocumentStore``),
   :class:`~ragkit.integrations.haystack.RagkitRetriever` and
   :class:`~ragkit.integrations.haystack.RagkitDocumentSplitter` (``@component`` classes).
 

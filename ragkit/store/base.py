@@ -99,9 +99,15 @@ class IndexReader(Protocol):
         """How the language of the document ``key`` was decided (None: no such document)."""
         ...
 
-    def list_documents(self, pattern: str | None = None) -> list[DocumentEntry]:
-        """The documents whose key or source matches ``pattern`` (all when None), by key
-        (:mod:`ragkit.store.catalog`)."""
+    def list_documents(
+        self, pattern: str | None = None, filters: Mapping[str, Any] | None = None
+    ) -> list[DocumentEntry]:
+        """The documents whose key or source matches ``pattern`` (all when None) and that
+        match the search ``filters`` (all when None), by key (:mod:`ragkit.store.catalog`)."""
+        ...
+
+    def texts_of(self, keys: Sequence[str]) -> dict[str, str]:
+        """The original text of each stored document of ``keys`` (absent ones left out)."""
         ...
 
     def chunk_records(self, vectors: bool = False) -> Iterator[dict[str, Any]]:

@@ -25,14 +25,14 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
 from ragkit.documents.discovery import document_key
 from ragkit.errors import IndexDamagedError
-from ragkit.store.filters import path_glob
+from ragkit.store.filters import path_glob, where_clause
 from ragkit.store.records import DocumentEntry
 
 if TYPE_CHECKING:
@@ -82,10 +82,36 @@ def document_where(pattern: str) -> tuple[str, tuple[str, ...]]:
     return f"({clause})", tuple(p for p in tried for _ in range(2))
 
 
-def list_documents(db: sqlite3.Connection, pattern: str | None = None) -> list[DocumentEntry]:
-    """The committed documents of the folder database ``db`` (those matching ``pattern``), by
-    key."""
+def listing_where(
+    pattern: str | None, filters: Mapping[str, Any] | None
+) -> tuple[str, tuple[Any, ...]]:
+    """The SQL condition on ``documents d`` selecting the documents ``pattern`` matches (all
+    when None) that also match the search ``filters`` (:mod:`ragkit.store.filters`; all when
+    None or empty), and its parameters. A listing answers which documents match: a metadata
+    field no document has selects none, never an error.
+
+    Example:
+        >>> listing_where(None, None)
+        ('1', ())
+        >>> clause, values = listing_where("/d/a.md", {"year": 2020})
+        >>> values[:2]
+        ('/d/a.md', '/d/a.md')
+    """
     clause, values = document_where(pattern) if pattern is not None else ("1", ())
+    if filters:
+        where, given = where_clause(filters)
+        clause, values = f"{clause} AND ({where})", (*values, *given)
+    return clause, tuple(values)
+
+
+def list_documents(
+    db: sqlite3.Connection,
+    pattern: str | None = None,
+    filters: Mapping[str, Any] | None = None,
+) -> list[DocumentEntry]:
+    """The committed documents of the folder database ``db`` (those matching ``pattern`` and
+    ``filters``: :func:`listing_where`), by key."""
+    clause, values = listing_where(pattern, filters)
     # SQLite's LENGTH() of text stops at the first NUL: a text holding one is measured in
     # Python (read back whole), any other in SQLite.
     rows = db.execute(

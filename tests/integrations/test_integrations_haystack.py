@@ -7,6 +7,7 @@ serialization (to_dict, Pipeline.dumps/loads), async, clear errors."""
 from __future__ import annotations
 
 import os
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ pytest.importorskip("haystack", reason='needs pip install "ragkit-pipeline[hayst
 
 from haystack import Document, Pipeline
 from haystack.components.builders import PromptBuilder
+from haystack.components.preprocessors import DocumentSplitter
 from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
 from haystack.components.writers import DocumentWriter
 from haystack.document_stores.in_memory import InMemoryDocumentStore
@@ -179,14 +181,72 @@ def test_serialization(ragkit_index: Index) -> None:
     assert (again.top_k, again.options.mode, again.filter_policy.value) == (3, "dense", "merge")
     pipeline = Pipeline()
     pipeline.add_component("retriever", retriever)
-    pipeline.add_component("splitter", RagkitDocumentSplitter(split_length=32, markdown=True))
+    splitter = RagkitDocumentSplitter(split_length=32, markdown=True, split_overlap=4)
+    pipeline.add_component("splitter", splitter)
     pipeline.connect("retriever", "splitter")
     loaded = Pipeline.loads(pipeline.dumps())
     splitter = loaded.get_component("splitter")
     assert isinstance(splitter, RagkitDocumentSplitter)
-    assert (splitter.split_length, splitter.markdown) == (32, True)
+    assert (splitter.split_length, splitter.markdown, splitter.split_overlap) == (32, True, 4)
+    by_word = RagkitDocumentSplitter(split_by="word", split_length=5, split_overlap=2)
+    again = RagkitDocumentSplitter.from_dict(by_word.to_dict())
+    assert (again.split_by, again.split_length, again.split_overlap) == ("word", 5, 2)
     result = loaded.run({"retriever": {"query": "steam locomotives"}})
     assert result["splitter"]["documents"]
+
+
+@pytest.mark.parametrize("split_by", ["word", "passage", "page", "line"])
+def test_splitter_units_as_haystacks_splitter_cuts_them(split_by: str) -> None:
+    """Words, passages, pages and lines: the splits, offsets, pages and overlap meta of
+    Haystack's own DocumentSplitter (ragkit adds split_idx_end and chunker)."""
+    texts = [RAIL, RAIL + "\f" + ARABIC + "\f\f tail\n\n", "a  b c\n\n\n\nd ", "x"]
+    documents = [Document(content=text, meta={"n": n}) for n, text in enumerate(texts)]
+    for length, overlap in ((1, 0), (3, 0), (3, 1), (5, 2)):
+        options = {"split_by": split_by, "split_length": length, "split_overlap": overlap}
+        theirs = DocumentSplitter(**options).run(documents)["documents"]  # type: ignore[arg-type]
+        ours = RagkitDocumentSplitter(**options).run(documents)["documents"]  # type: ignore[arg-type]
+        assert [_as_haystack(d, ours) for d in ours] == [_as_haystack(d, theirs) for d in theirs]
+        for split in ours:
+            start, end = split.meta["split_idx_start"], split.meta["split_idx_end"]
+            assert texts[split.meta["n"]][start:end] == split.content
+            assert split.meta["chunker"] == f"{split_by}-{length}"
+
+
+def _as_haystack(split: Document, splits: list[Document]) -> tuple:
+    """A split as Haystack's splitter describes it (overlaps by position, not by id)."""
+    position = {d.id: n for n, d in enumerate(splits)}
+    meta = {k: v for k, v in split.meta.items() if k not in ("split_idx_end", "chunker")}
+    meta["_split_overlap"] = [
+        (position[o["doc_id"]], tuple(o["range"])) for o in meta.get("_split_overlap", [])
+    ]
+    return split.content, meta
+
+
+def test_splitter_sentences_and_token_overlap() -> None:
+    text = "Dr. Smith paid 3.50 dollars. Then he left! ما هذا؟ ሰላም ነው። Fin"
+    by_sentence = RagkitDocumentSplitter(split_by="sentence", split_length=2, split_overlap=1)
+    splits = by_sentence.run([Document(content=text)])["documents"]
+    assert [d.content for d in splits] == [
+        "Dr. Smith paid 3.50 dollars. Then he left! ",
+        "Then he left! ما هذا؟ ",
+        "ما هذا؟ ሰላም ነው። ",
+        "ሰላም ነው። Fin",
+    ]
+    overlapping = RagkitDocumentSplitter(split_length=32, split_overlap=6, chunker="sentence")
+    plain = RagkitDocumentSplitter(split_length=32, chunker="sentence")
+    ours = overlapping.run([Document(content=RAIL)])["documents"]
+    alone = plain.run([Document(content=RAIL)])["documents"]
+    assert [d.meta["split_idx_end"] for d in ours] == [d.meta["split_idx_end"] for d in alone]
+    for before, after in pairwise(ours):
+        start, end = after.meta["split_idx_start"], before.meta["split_idx_end"]
+        assert RAIL[start : after.meta["split_idx_end"]] == after.content
+        assert before.meta["split_idx_start"] < start < end  # reaches back into the split before
+        shared = RAIL[start:end]
+        assert len(shared.split()) <= 6 and (before.content or "").endswith(shared)
+        assert after.meta["_split_overlap"][0] == {
+            "doc_id": before.id,
+            "range": (start - before.meta["split_idx_start"], len(before.content or "")),
+        }
 
 
 @pytest.mark.anyio
@@ -208,6 +268,17 @@ def test_clear_errors(ragkit_index: Index, tmp_path: Path) -> None:
         RagkitDocumentSplitter().run(documents=["plain text"])  # type: ignore[list-item]
     with pytest.raises(RagkitError, match="chunker"):
         RagkitDocumentSplitter(chunker="paragraphs")
+    for options, message in [
+        ({"split_by": "period"}, "split_by='sentence' cuts at ragkit's sentence boundaries"),
+        ({"split_by": "function"}, "DocumentSplitter"),
+        ({"split_by": "character"}, "split by token, word, sentence"),
+        ({"split_by": "word", "chunker": "sentence"}, "chunker shape"),
+        ({"split_by": "sentence", "split_length": 0}, "split_length=0"),
+        ({"split_length": 16, "split_overlap": 16}, "less than split_length"),
+        ({"split_overlap": -1}, "split_overlap=-1"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            RagkitDocumentSplitter(**options)  # type: ignore[arg-type]
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ import os
 import shutil
 import sqlite3
 import threading
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
@@ -55,6 +55,8 @@ __all__ = ["FolderReader", "check_folder"]
 # The largest |score| a search accepts: inner products of unit vectors are cosines (≤ 1); the
 # margin covers approximate (PQ) scores.
 _MAX_SCORE = 1.5
+
+TEXT_BATCH = 500  # keys per query reading documents' texts (SQLite binds each)
 
 
 def check_folder(folder: Path) -> None:
@@ -255,10 +257,24 @@ class FolderReader:
         return (text for (text,) in self.db.execute("SELECT text FROM documents"))
 
     @names_damage
-    def list_documents(self, pattern: str | None = None) -> list[DocumentEntry]:
-        """The documents whose key or source matches ``pattern`` (all when None), by key
-        (:func:`ragkit.store.catalog.list_documents`)."""
-        return catalog.list_documents(self.db, pattern)
+    def list_documents(
+        self, pattern: str | None = None, filters: Mapping[str, Any] | None = None
+    ) -> list[DocumentEntry]:
+        """The documents whose key or source matches ``pattern`` (all when None) and that
+        match ``filters``, by key (:func:`ragkit.store.catalog.list_documents`)."""
+        return catalog.list_documents(self.db, pattern, filters)
+
+    @names_damage
+    def texts_of(self, keys: Sequence[str]) -> dict[str, str]:
+        """The original text of each stored document of ``keys`` (absent ones left out)."""
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, str] = {}
+        for start in range(0, len(wanted), TEXT_BATCH):
+            batch = wanted[start : start + TEXT_BATCH]
+            marks = ",".join("?" * len(batch))
+            rows = self.db.execute(f"SELECT key, text FROM documents WHERE key IN ({marks})", batch)
+            found.update(rows)
+        return found
 
     def chunk_records(self, vectors: bool = False) -> Iterator[dict[str, Any]]:
         """Every chunk as ``ragkit export`` writes it

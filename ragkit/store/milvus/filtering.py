@@ -63,11 +63,17 @@ class DocumentFilter:
             InvalidArgumentError: a malformed filter, or a mistyped key when nothing matched.
         """
         tree = parse_filter(filters)
-        expression = milvus_expression(tree, kinds)
-        found = np.fromiter(self._matching(tree, expression), dtype=np.int64)
+        found = self.matching(tree, kinds)
         if not len(found):  # nothing matched: a mistyped key should say so, not return nothing
             check_known(tree, set(kinds) if kinds is not None else self._all_keys())
         return found
+
+    def matching(self, filters: dict[str, Any] | Filter, kinds: Types) -> np.ndarray:
+        """The ids of the documents matching ``filters``, none when nothing matches (a listing's
+        answer: no mistyped-key check)."""
+        tree = parse_filter(filters)
+        expression = milvus_expression(tree, kinds)
+        return np.fromiter(self._matching(tree, expression), dtype=np.int64)
 
     def _matching(self, tree: Filter, expression: Expression) -> Iterator[int]:
         if expression.tokens is False:

@@ -346,8 +346,52 @@ class MilvusStore:
             row["language"], row["script"], confidence, row["language_method"] or "default"
         )
 
-    def list_documents(self, pattern: str | None = None) -> list[DocumentEntry]:
-        return self._table_now().entries(pattern)
+    def list_documents(
+        self, pattern: str | None = None, filters: Mapping[str, Any] | None = None
+    ) -> list[DocumentEntry]:
+        """The documents whose key or source matches ``pattern`` (all when None) and that
+        match ``filters`` (a Milvus expression, each candidate checked exactly:
+        :meth:`.filtering.DocumentFilter.matching`), by key."""
+        if not filters:
+            return self._table_now().entries(pattern)
+        ids = self.document_filter.matching(dict(filters), self._kinds_now()).tolist()
+        rows = [
+            row
+            for start in range(0, len(ids), WRITE_BATCH)
+            for row in self._records(ids[start : start + WRITE_BATCH], FIELDS).values()
+        ]
+        table = DocumentTable(rows)  # only the matching rows, for the pattern and the order
+        try:
+            return table.entries(pattern)
+        finally:
+            table.close()
+
+    def texts_of(self, keys: Sequence[str]) -> dict[str, str]:
+        """The original texts of the documents ``keys``: their document rows (for the
+        version) then their text parts, :data:`WRITE_BATCH` documents a query."""
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, str] = {}
+        for start in range(0, len(wanted), WRITE_BATCH):
+            batch = {document_id(key): key for key in wanted[start : start + WRITE_BATCH]}
+            rows = self._records(batch, ["key", "version"])
+            held = {
+                doc: int(row["version"]) for doc, row in rows.items() if row["key"] == batch[doc]
+            }
+            if not held:
+                continue
+            parts: dict[int, list[dict[str, Any]]] = {doc: [] for doc in held}
+            fields = ["document_id", "version", "part", "text"]
+            expression = f"document_id in {id_list(held)}"
+            for part in scan(
+                self.address, self.client, self.collections["texts"], fields, expression
+            ):
+                doc = int(part["document_id"])
+                if held.get(doc) == int(part["version"]):
+                    parts[doc].append(part)
+            for doc, pieces in parts.items():
+                pieces.sort(key=lambda part: part["part"])
+                found[batch[doc]] = "".join(part["text"] for part in pieces)
+        return found
 
     def stored_documents(self, keys: Iterable[str]) -> list[PendingDocument]:
         found = []
