@@ -126,8 +126,9 @@ class IndexReader(Protocol):
     # -- searching ---------------------------------------------------------------------------
     def filtered_chunk_ids(self, filters: dict[str, Any]) -> np.ndarray:
         """What the searches take as ``allowed`` to keep to the chunks whose document matches
-        every filter (:mod:`ragkit.store.filters`); a metadata key no document has is a
-        :class:`ragkit.errors.RagkitError`."""
+        ``filters`` (:mod:`ragkit.store.filters`: the same documents on every backend); a
+        malformed filter, or a metadata key no document has when nothing matched, is an
+        :class:`ragkit.errors.InvalidArgumentError`."""
         ...
 
     def search_vectors(

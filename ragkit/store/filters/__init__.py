@@ -32,7 +32,8 @@ A filter is a dict whose entries all hold (``{}``: every document)::
 Modules: :mod:`~.tree` (:func:`parse_filter`, the typed tree), :mod:`~.values` (typed
 equality, numbers, instants), :mod:`~.globs`, :mod:`~.evaluate` (:func:`matches`, the
 reference), :mod:`~.sql` (:func:`where_clause`, the folder store), :mod:`~.milvus`
-(:func:`milvus_expression`; what stays on the client and why).
+(:func:`milvus_expression`; what stays on the client and why) over :mod:`~.expression`
+(tokens, template parameters, escaped literals).
 
 Example:
     >>> row = {"language": "en", "source": "/d/a.md", "key": "/d/a.md", "external_id": "",
@@ -44,8 +45,9 @@ Example:
 """
 
 from ragkit.store.filters.evaluate import matches
+from ragkit.store.filters.expression import Expression
 from ragkit.store.filters.globs import MAX_GLOB_CHARS, like_pattern, path_glob, path_match
-from ragkit.store.filters.milvus import Expression, json_kind, milvus_expression
+from ragkit.store.filters.milvus import milvus_expression
 from ragkit.store.filters.sql import where_clause
 from ragkit.store.filters.tree import (
     MAX_DEPTH,
@@ -56,7 +58,7 @@ from ragkit.store.filters.tree import (
     positive_keys,
     unknown_keys,
 )
-from ragkit.store.filters.values import instant_of, lower_text, number_of
+from ragkit.store.filters.values import instant_of, json_kind, lower_text, number_of
 
 __all__ = [
     "MAX_DEPTH",

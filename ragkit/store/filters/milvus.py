@@ -28,12 +28,11 @@ condition makes every document a candidate. ``types`` — each metadata key and 
 values ever had, recorded by the store at each commit — lets a condition skip what no document
 holds (a key never holding lists needs no element test, a key no document has matches nothing).
 
-Values are :class:`Value` tokens: :meth:`Expression.template` writes them as ``{p0}``
-placeholders for pymilvus's ``filter_params`` (Milvus ≥ 2.5); Milvus Lite 3 evaluates no
-templates, so :meth:`Expression.inline` writes them as literals, each escaped (``\\\\``, ``\\"``,
-``\\n``, ``\\r``, ``\\t``) so that no value can end its string. Metadata keys are always
-literals (Milvus takes no template there), and only keys without the characters above are
-written at all.
+Values are tokens of their own (:mod:`ragkit.store.filters.expression`): bound as template
+parameters for pymilvus's ``filter_params`` (Milvus ≥ 2.5), or — Milvus Lite 3 evaluates no
+templates — written as literals escaped so that no value can end its string. Metadata keys are
+always literals (Milvus takes no template there), and only keys without the characters above
+are written at all.
 
 Example:
     >>> expression = milvus_expression({"tags": "x", "year": {"$ne": 2020}}, {"tags": {"list"}, "year": {"number"}})
@@ -47,11 +46,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any as AnyValue
-from typing import NamedTuple, TypeAlias
+from typing import TypeAlias
 
+from ragkit.store.filters.expression import (
+    Expr,
+    Expression,
+    Tokens,
+    Value,
+    all_of,
+    any_of,
+    none_of,
+)
 from ragkit.store.filters.globs import SPECIAL, like_pattern
 from ragkit.store.filters.tree import (
     All,
@@ -62,92 +69,19 @@ from ragkit.store.filters.tree import (
     conditions,
     parse_filter,
 )
-from ragkit.store.filters.values import Scalar, spelled
+from ragkit.store.filters.values import KINDS, Scalar, spelled
 
-__all__ = ["KINDS", "Expression", "Value", "json_kind", "milvus_expression"]
+__all__ = ["Types", "milvus_expression"]
 
-KINDS = frozenset({"null", "bool", "number", "text", "list", "object"})
 Types: TypeAlias = Mapping[str, Collection[str]] | None
-"""Each metadata key and the :func:`json_kind` of every value it held; None: not recorded."""
+"""Each metadata key and the kinds (:func:`~ragkit.store.filters.values.json_kind`) of every
+value it held; None: not recorded."""
 
 SAFE_KEY = re.compile(r"[^\x00-\x1f\x7f\"'\\{}/~]+")
 COLUMN = {"language": "language", "source": "source"}
 OPERATORS = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 INT64 = 2**63
-ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-class Value(NamedTuple):
-    """A value in an expression (a template parameter, or an escaped literal)."""
-
-    value: str | int | float | bool
-
-
-Tokens: TypeAlias = tuple[str | Value, ...]
-Expr: TypeAlias = bool | Tokens  # True: every document, False: none
-
-
-@dataclass(frozen=True)
-class Expression:
-    """A Milvus filter expression: every document (``True``), none (``False``), or tokens;
-    ``content`` says whether the check needs each document's text."""
-
-    tokens: Expr
-    content: bool = False
-
-    def template(self) -> tuple[str, dict[str, AnyValue]]:
-        """The expression with ``{pN}`` placeholders, and their values (``filter_params``)."""
-        params: dict[str, AnyValue] = {}
-
-        def placeholder(value: Value) -> str:
-            name = f"p{len(params)}"
-            params[name] = value.value
-            return "{" + name + "}"
-
-        return self._text(placeholder), params
-
-    def inline(self) -> str:
-        """The expression with each value written as an escaped literal."""
-        return self._text(literal)
-
-    def _text(self, write: Callable[[Value], str]) -> str:
-        if isinstance(self.tokens, bool):
-            return "id >= 0" if self.tokens else "id < 0"
-        return "".join(t if isinstance(t, str) else write(t) for t in self.tokens)
-
-
-def literal(value: Value) -> str:
-    """A value as a Milvus literal: text quoted and escaped, numbers and bools as written.
-
-    Example:
-        >>> literal(Value('a"b\\\\')), literal(Value(-2.5)), literal(Value(True))
-        ('"a\\\\"b\\\\\\\\"', '(-2.5)', 'true')
-    """
-    held = value.value
-    if isinstance(held, bool):
-        return "true" if held else "false"
-    if isinstance(held, int | float):
-        return repr(held) if held >= 0 else f"({held!r})"  # Lite takes no -2 as an argument
-    return '"' + held.translate(ESCAPES) + '"'
-
-
-def json_kind(value: AnyValue) -> str:
-    """The kind of a JSON value the store records (:data:`KINDS`).
-
-    Example:
-        >>> json_kind(2020), json_kind("2020"), json_kind([1]), json_kind(None)
-        ('number', 'text', 'list', 'null')
-    """
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "text"
-    return "list" if isinstance(value, list) else "object"
 
 
 def milvus_expression(filters: Mapping[str, AnyValue] | Filter, types: Types = None) -> Expression:
@@ -175,11 +109,11 @@ class _Compiler:
     def wider(self, tree: Filter, negated: bool) -> Expr:
         """At least the documents ``tree`` (or NOT ``tree``, when ``negated``) matches."""
         if isinstance(tree, Condition):
-            return _not(self.narrower(tree)) if negated else self.upper(tree)
+            return none_of(self.narrower(tree)) if negated else self.upper(tree)
         if isinstance(tree, Not):
             return self.wider(tree.part, not negated)
         parts = [self.wider(part, negated) for part in tree.parts]
-        return _and(parts) if isinstance(tree, All) != negated else _or(parts)
+        return all_of(parts) if isinstance(tree, All) != negated else any_of(parts)
 
     # -- at least the documents a condition matches -------------------------------------------
     def upper(self, condition: Condition) -> Expr:
@@ -195,19 +129,19 @@ class _Compiler:
         if op == "exists":
             if not kinds:
                 return False
-            return _or([("exists ", ref), (ref, " is null") if "null" in kinds else False])
+            return any_of([("exists ", ref), (ref, " is null") if "null" in kinds else False])
         if op == "empty":
             if kinds & {"null", "list"}:
                 return True
-            return _or(
+            return any_of(
                 [("not exists ", ref), (ref, " == ", Value("")) if "text" in kinds else False]
             )
         if op == "eq":
             if None in _values(wanted):
                 if kinds & {"null", "list"}:
                     return True
-                return _or([("not exists ", ref), *_equal(ref, wanted, kinds)])
-            return _or(_equal(ref, wanted, kinds))
+                return any_of([("not exists ", ref), *_equal(ref, wanted, kinds)])
+            return any_of(_equal(ref, wanted, kinds))
         if op in OPERATORS:
             return _range_upper(ref, op, wanted, kinds)
         if "list" in kinds and (None in _values(wanted) or op == "icontains"):
@@ -216,7 +150,7 @@ class _Compiler:
         if isinstance(wanted, str) and "text" in kinds:
             pattern = "%" if op == "icontains" else _infix(wanted)
             alternatives.append((ref, " like ", Value(pattern)))
-        return _or(alternatives)
+        return any_of(alternatives)
 
     # -- at most the documents a condition matches, certain on Milvus and Milvus Lite ---------
     def narrower(self, condition: Condition) -> Expr:
@@ -232,7 +166,9 @@ class _Compiler:
         if op == "exists":
             return ("exists ", ref)
         if op == "empty":
-            return _or([("not exists ", ref), _and([("exists ", ref), (ref, " == ", Value(""))])])
+            return any_of(
+                [("not exists ", ref), all_of([("exists ", ref), (ref, " == ", Value(""))])]
+            )
         alternatives: list[Expr] = []
         if op in OPERATORS:
             if wanted.number is None or not kinds or not kinds <= {"number", "null"}:
@@ -248,9 +184,9 @@ class _Compiler:
                 alternatives += [_contains(ref, n) for n in _forms(value)]
         if op == "contains" and isinstance(wanted, str) and not set(wanted) & set("%_\\"):
             alternatives.append((ref, " like ", Value(f"%{wanted}%")))
-        found = _and([("exists ", ref), _or(alternatives)])
+        found = all_of([("exists ", ref), any_of(alternatives)])
         if op == "eq" and None in _values(wanted):
-            return _or([found, ("not exists ", ref)])
+            return any_of([found, ("not exists ", ref)])
         return found
 
 
@@ -334,7 +270,7 @@ def _range_upper(ref: str, op: str, bound: Bound, kinds: frozenset[str]) -> Expr
             alternatives += [(ref, f" {sign} ", Value(n)) for n in _numbers(bound.number)]
         if "text" in kinds:
             alternatives.append((ref, " like ", Value("%")))  # text spelling a number
-        return _or(alternatives)
+        return any_of(alternatives)
     if "text" not in kinds or bound.instant is None:
         return False
     day = (_EPOCH + timedelta(microseconds=bound.instant)).date()
@@ -350,8 +286,8 @@ def _column(kind: str, test: Callable[[str], Tokens]) -> Tokens:
     """``test`` of a column: ``id`` is ``external_id``, else ``key``."""
     if kind != "id":
         return test(COLUMN[kind])
-    given = _and([("external_id != ", Value("")), test("external_id")])
-    return _or([given, _and([("external_id == ", Value("")), test("key")])])  # type: ignore[return-value]
+    given = all_of([("external_id != ", Value("")), test("external_id")])
+    return any_of([given, all_of([("external_id == ", Value("")), test("key")])])  # type: ignore[return-value]
 
 
 def _column_upper(condition: Condition) -> Expr:
@@ -386,33 +322,3 @@ def _column_lower(condition: Condition) -> Expr:
     if kind == "source" and set(wanted) & set(SPECIAL):
         return False  # a glob: equality is only part of it
     return _column(kind, lambda column: (column, " == ", Value(wanted)))
-
-
-def _and(parts: list[Expr]) -> Expr:
-    if any(part is False for part in parts):
-        return False
-    kept: list[Expr] = [part for part in parts if part is not True]
-    return _join(kept, " and ", True)
-
-
-def _or(parts: list[Expr]) -> Expr:
-    if any(part is True for part in parts):
-        return True
-    kept: list[Expr] = [part for part in parts if part is not False]
-    return _join(kept, " or ", False)
-
-
-def _join(parts: list[Expr], joiner: str, empty: bool) -> Expr:
-    if not parts:
-        return empty
-    if len(parts) == 1:
-        return parts[0]
-    tokens: list[str | Value] = ["("]
-    for position, part in enumerate(parts):
-        tokens += [joiner] if position else []
-        tokens += list(part)  # type: ignore[arg-type]
-    return (*tokens, ")")
-
-
-def _not(part: Expr) -> Expr:
-    return (not part) if isinstance(part, bool) else ("not (", *part, ")")

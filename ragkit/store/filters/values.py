@@ -22,9 +22,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 __all__ = [
+    "KINDS",
     "Scalar",
     "instant_of",
     "is_scalar",
+    "json_kind",
     "lower_text",
     "number_of",
     "scalar_eq",
@@ -33,6 +35,7 @@ __all__ = [
 ]
 
 Scalar = str | int | float | bool | None
+KINDS = frozenset({"null", "bool", "number", "text", "list", "object"})
 NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 # A date, optionally a time (hours and minutes, seconds, a fraction) and a UTC offset.
 ISO = re.compile(
@@ -121,3 +124,21 @@ def lower_text(value: Any) -> Any:
     """Text in lower case (``str.lower``), anything else as it is; registered in SQLite as
     ``lower_text`` (SQLite's own ``lower`` folds ASCII only)."""
     return value.lower() if isinstance(value, str) else value
+
+
+def json_kind(value: Any) -> str:
+    """The kind of a JSON value (:data:`KINDS`), as the Milvus store records each metadata key's.
+
+    Example:
+        >>> json_kind(2020), json_kind("2020"), json_kind([1]), json_kind(None)
+        ('number', 'text', 'list', 'null')
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "text"
+    return "list" if isinstance(value, list) else "object"

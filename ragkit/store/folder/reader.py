@@ -385,12 +385,8 @@ class FolderReader:
 
     @names_damage
     def filtered_chunk_ids(self, filters: dict[str, Any]) -> np.ndarray:
-        """Ids of chunks whose document matches every filter (a value, or a list of values
-        any of which matches; :mod:`ragkit.store.filters`).
-
-        ``language`` and ``source`` (a glob, e.g. ``"docs/*.md"``) are columns; any other key
-        is looked up in the document's metadata.
-        """
+        """Ids of chunks whose document matches ``filters`` (:mod:`ragkit.store.filters`, as
+        SQL over the documents table: :func:`~ragkit.store.filters.where_clause`)."""
         where, values = where_clause(filters)
         rows = self.db.execute(
             f"SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {where}",

@@ -29,7 +29,8 @@ from pymilvus import MilvusClient
 
 from ragkit.errors import BackendUnavailableError, RagkitError
 from ragkit.store.filters import check_known, matches, milvus_expression, parse_filter
-from ragkit.store.filters.milvus import Expression, Types
+from ragkit.store.filters.expression import Expression
+from ragkit.store.filters.milvus import Types
 from ragkit.store.filters.tree import Filter
 from ragkit.store.milvus.address import MilvusAddress
 from ragkit.store.milvus.collections import guarded, id_list, names, scan

@@ -5,6 +5,8 @@ Writes need no lock: rows have stable ids, so writers at once (several ingest pr
 workers) and a writer run again after a crash upsert the same rows instead of adding copies.
 A document becomes visible when its document row is written, after its chunks and text:
 
+0. record the metadata keys and value kinds no document held before (:mod:`.metadata_kinds`,
+   which search filters rely on), counting a generation when there were any;
 1. upsert the chunk rows and text parts of the new content (``version`` = its content hash);
 2. upsert the document row — the commit point: searches keep only chunks whose version is the
    one their document row holds, so a search sees the old content whole or the new content
