@@ -104,7 +104,7 @@ class Settings(BaseModel):
     dense_tail_max: Fixed[int] = Field(default=50_000, ge=0)
     # Hybrid fusion (ragkit.search.fusion): min-max normalized scores weighted dense_weight /
     # 1 - dense_weight, or reciprocal rank fusion with rrf_k.
-    fusion: Fixed[Literal["weighted", "rrf"]] = "weighted"
+    fusion: Fixed[Literal["weighted", "rrf", "per-query"]] = "weighted"
     rrf_k: Fixed[int] = Field(default=60, ge=1)
     # Sparse terms (ragkit.search.sparse): stems where a stemmer exists, else SentencePiece pieces.
     sparse_terms: Fixed[Literal["auto", "pieces", "stems"]] = "auto"
