@@ -78,8 +78,15 @@ class QueryEvidence:
     arabic: float
 
     def values(self, names: Sequence[str]) -> np.ndarray:
-        """The evidence ``names`` in that order."""
-        return np.array([float(getattr(self, name)) for name in names])
+        """The evidence ``names`` in that order; ``a*b`` is the product of ``a`` and ``b``.
+
+        Example:
+            >>> QueryEvidence(5, 1, 0, 0.1, 0.2, 0.3, 0.4, 2.0, 0).values(["words", "phrase*words"])
+            array([5., 5.])
+        """
+        return np.array(
+            [float(np.prod([getattr(self, part) for part in name.split("*")])) for name in names]
+        )
 
 
 FEATURES: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(QueryEvidence))
@@ -110,7 +117,8 @@ class FusionChoice:
 
 @dataclass(frozen=True)
 class FusionModel:
-    """Options scored by the standardized evidence ``features`` (``(x - mean) / scale``)."""
+    """Options scored by the standardized evidence ``features`` (``(x - mean) / scale``;
+    ``a*b``: a product of two kinds of evidence)."""
 
     features: tuple[str, ...]
     mean: tuple[float, ...]

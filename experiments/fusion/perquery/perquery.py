@@ -48,10 +48,10 @@ from ragkit.query.analyze import analyze, route
 from ragkit.query.passes import first_stage, phrase_matches
 from ragkit.search.fusion import Ranking, weighted_fusion
 from ragkit.search.per_query import (
-    FEATURES,
     MODEL_FILE,
     FusionModel,
     FusionOption,
+    QueryEvidence,
     query_evidence,
 )
 from ragkit.search.phrase import MIN_TERMS, phrase_first, phrase_words
@@ -60,7 +60,6 @@ HERE = Path(__file__).parent
 DEPTH = 3 * bench.DEPTH  # chunks per list, as benchmarks.feedback searches (k = 300)
 WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 BASE = (0.5, False)  # today's default: dense weight 0.5, no phrase lift
-PENALTIES = (1.0, 10.0, 100.0, 1000.0)
 
 
 @dataclasses.dataclass
@@ -111,7 +110,14 @@ def capture(name: str, sets: dict[str, Path], indexes: Path, lists: Path) -> Non
     index.close()
     lists.mkdir(parents=True, exist_ok=True)
     with target.open("wb") as out:
-        pickle.dump({"queries": queries, "owner": owner}, out)
+        pickle.dump({"queries": [dataclasses.asdict(q) for q in queries], "owner": owner}, out)
+
+
+def load(lists: Path, name: str) -> dict[str, Any]:
+    """A collection's captured first passes (:func:`capture`)."""
+    with (lists / f"{name}.pkl").open("rb") as stream:
+        data = pickle.load(stream)
+    return {"queries": [Query(**q) for q in data["queries"]], "owner": data["owner"]}
 
 
 def replay(query: Query, owner: dict[int, str], weight: float, phrase: bool) -> list[str]:
@@ -128,13 +134,20 @@ def replay(query: Query, owner: dict[int, str], weight: float, phrase: bool) -> 
 
 
 def option_scores(
-    captured: dict[str, Any], judgments: dict[tuple[str, str], Any]
+    captured: dict[str, Any], judgments: dict[tuple[str, str], Any], lists: Path
 ) -> tuple[list[Query], np.ndarray, list[tuple[float, bool]]]:
-    """Every query, and its nDCG@10 under every option (queries × options)."""
+    """Every query, and its nDCG@10 under every option (queries × options; each
+    collection's kept beside its lists once computed)."""
     options = [(w, p) for p in (False, True) for w in WEIGHTS]
     queries: list[Query] = []
     rows: list[list[float]] = []
     for name, data in captured.items():
+        kept = lists / f"{name}-ndcg.npy"
+        if kept.exists():
+            queries += data["queries"]
+            rows += np.load(kept).tolist()
+            continue
+        start = len(rows)
         for query in data["queries"]:
             qrels = judgments[name, query.set_name].qrels
             runs = {str(i): replay(query, data["owner"], w, p) for i, (w, p) in enumerate(options)}
@@ -146,34 +159,31 @@ def option_scores(
             ]
             queries.append(query)
             rows.append(row)
+        np.save(kept, np.array(rows[start:]))
     return queries, np.array(rows), options
 
 
-def design(queries: list[Query]) -> np.ndarray:
-    return np.array([[q.evidence[f] for f in FEATURES] for q in queries])
+# The decision list searched: a query of at least ``words`` words that a chunk of the sparse
+# head holds as a phrase gets the phrase lift; else a query of at most ``short`` words, not
+# Arabic, leans ``dense`` towards the dense list; else today's fusion.
+LIFT_WORDS = (3, 4, 5, 6, 7, 8)
+SHORT_WORDS = (0, 2, 3, 4)  # 0: no dense lean
+DENSE = (0.6, 0.7, 0.8)
+WORST = -0.001  # no tuning set may lose more than this (mean nDCG@10)
 
 
-def fit(
-    x: np.ndarray, gains: np.ndarray, penalty: float, options: list[tuple[float, bool]]
-) -> FusionModel:
-    """Ridge regressions of each option's gain on standardized ``x``."""
-    mean, scale = x.mean(axis=0), x.std(axis=0)
-    scale[scale == 0] = 1.0
-    z = (x - mean) / scale
-    fitted: list[FusionOption] = []
-    for column, (weight, phrase) in enumerate(options):
-        y = gains[:, column]
-        center = y.mean()
-        coef = np.linalg.solve(z.T @ z + penalty * np.eye(z.shape[1]), z.T @ (y - center))
-        fitted.append(
-            FusionOption(name_of(weight, phrase), weight, phrase, float(center),
-                         tuple(float(c) for c in coef))
-        )  # fmt: skip
-    base = options.index(BASE)  # today's fusion first: the one ties go to
-    order = [base, *(i for i in range(len(options)) if i != base)]
+def rules(words: int, short: int, dense: float) -> FusionModel:
+    """The decision list as a :class:`FusionModel`: each option's score is positive exactly
+    where its rule fires (evidence counts are whole numbers), the lift's outweighs the lean's,
+    and today's fusion scores 0."""
+    features = ("phrase*words", "words", "arabic")
     return FusionModel(
-        FEATURES, tuple(map(float, mean)), tuple(map(float, scale)),
-        tuple(fitted[i] for i in order),
+        features, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0),
+        (
+            FusionOption(name_of(*BASE), 0.5, False, 0.0, (0.0, 0.0, 0.0)),
+            FusionOption("phrase first", 0.5, True, 10.0 * (0.5 - words), (10.0, 0.0, 0.0)),
+            FusionOption(name_of(dense, False), dense, False, short + 0.5, (0.0, -1.0, -100.0)),
+        ),
     )  # fmt: skip
 
 
@@ -182,16 +192,43 @@ def name_of(weight: float, phrase: bool) -> str:
     return f"{lean} {weight:.1f}" + (" + phrase" if phrase else "")
 
 
-def chosen(
-    model: FusionModel, queries: list[Query], options: list[tuple[float, bool]]
-) -> list[int]:
-    from ragkit.search.per_query import QueryEvidence
-
-    picks = []
+def picks(model: FusionModel, queries: list[Query], options: list[tuple[float, bool]]) -> list[int]:
+    """Each query's option under ``model`` (an index into ``options``)."""
+    found = []
     for query in queries:
         choice = model.choose(QueryEvidence(**query.evidence))
-        picks.append(options.index((choice.dense_weight, choice.phrase)))
-    return picks
+        found.append(options.index((choice.dense_weight, choice.phrase)))
+    return found
+
+
+def search(
+    queries: list[Query], ndcg: np.ndarray, options: list[tuple[float, bool]], groups: list[str]
+) -> tuple[FusionModel, dict[str, Any]]:
+    """The decision list of highest mean gain over the tuning sets (each set weighs the same)
+    among those losing no set more than :data:`WORST`, and every candidate's gains."""
+    base = options.index(BASE)
+    names = sorted(set(groups))
+    members = {n: [i for i, g in enumerate(groups) if g == n] for n in names}
+    tried: dict[str, Any] = {}
+    best: tuple[float, FusionModel | None] = (-1.0, None)
+    for words in LIFT_WORDS:
+        for short in SHORT_WORDS:
+            for dense in DENSE if short else DENSE[:1]:
+                model = rules(words, short, dense)
+                chosen = picks(model, queries, options)
+                gains = {
+                    n: float(np.mean([ndcg[i, chosen[i]] - ndcg[i, base] for i in rows]))
+                    for n, rows in members.items()
+                }
+                mean = float(np.mean(list(gains.values())))
+                tried[f"lift >= {words} words; lean {dense} <= {short} words"] = {
+                    "mean_gain": mean, "gains": gains,
+                }  # fmt: skip
+                if min(gains.values()) >= WORST and mean > best[0]:
+                    best = (mean, model)
+    if best[1] is None:
+        raise SystemExit("no decision list loses no tuning set")
+    return best[1], tried
 
 
 def main() -> None:
@@ -201,7 +238,6 @@ def main() -> None:
     parser.add_argument("--indexes", type=Path, default=Path("/tmp/ragkit-feedback"))
     parser.add_argument("--sets", type=Path, default=cache_dir() / "bench" / "feedback")
     parser.add_argument("--lists", type=Path, default=Path("/tmp/ragkit-feedback/lists"))
-    parser.add_argument("--options", default="", help="comma-separated option indexes to keep")
     args = parser.parse_args()
     found = bench.collections(args.sets, args.only or list(bench.TUNE))
     if args.step == "capture":
@@ -214,74 +250,40 @@ def main() -> None:
     for name, sets in found.items():
         if name not in bench.TUNE:
             raise SystemExit(f"{name} is held out: the model is fitted on the tuning part only")
-        with (args.lists / f"{name}.pkl").open("rb") as stream:
-            captured[name] = pickle.load(stream)
+        captured[name] = load(args.lists, name)
         for set_name, folder in sets.items():
             judgments[name, set_name] = load_judgments(folder)
-    queries, ndcg, options = option_scores(captured, judgments)
-    keep = [int(i) for i in args.options.split(",")] if args.options else range(len(options))
-    keep = sorted(set(keep) | {options.index(BASE)})
-    ndcg, options = ndcg[:, keep], [options[i] for i in keep]
+    queries, ndcg, options = option_scores(captured, judgments, args.lists)
     base = options.index(BASE)
-    gains = ndcg - ndcg[:, [base]]
-    x = design(queries)
     groups = [f"{q.collection}/{q.set_name}" for q in queries]
-    names = sorted(set(groups))
-    best: tuple[float, float, list[int]] = (-1.0, 0.0, [])
-    cv: dict[float, list[int]] = {}
-    for penalty in PENALTIES:
-        picks = [0] * len(queries)
-        for held in names:
-            train = [i for i, g in enumerate(groups) if g != held]
-            test = [i for i, g in enumerate(groups) if g == held]
-            model = fit(x[train], gains[train], penalty, options)
-            for i, pick in zip(
-                test, chosen(model, [queries[i] for i in test], options), strict=True
-            ):
-                picks[i] = pick
-        cv[penalty] = picks
-        worst = min(
-            np.mean([ndcg[i, picks[i]] - ndcg[i, base] for i, g in enumerate(groups) if g == n])
-            for n in names
-        )
-        mean = float(np.mean([ndcg[i, picks[i]] for i in range(len(queries))]))
-        print(f"penalty {penalty}: cv mean {mean:.4f}, worst set gain {worst:+.4f}")
-        if mean > best[0]:
-            best = (mean, penalty, picks)
-    _, penalty, cv_picks = best
-    model = fit(x, gains, penalty, options)
-    fit_picks = chosen(model, queries, options)
-    report: dict[str, Any] = {"penalty": penalty, "options": [name_of(*o) for o in options],
-                              "sets": {}}  # fmt: skip
-    for name in names:
+    model, tried = search(queries, ndcg, options, groups)
+    chosen = picks(model, queries, options)
+    report: dict[str, Any] = {"model": dataclasses.asdict(model), "tried": tried, "sets": {}}
+    for name in sorted(set(groups)):
         rows = [i for i, g in enumerate(groups) if g == name]
         today = [ndcg[i, base] for i in rows]
-        cross = [ndcg[i, cv_picks[i]] for i in rows]
-        fitted = [ndcg[i, fit_picks[i]] for i in rows]
+        fitted = [ndcg[i, chosen[i]] for i in rows]
+        means = ndcg[rows].mean(axis=0)
         report["sets"][name] = {
             "queries": len(rows),
             "today": float(np.mean(today)),
+            "per_query": float(np.mean(fitted)),
+            "p": common.paired_p(fitted, today),
             "oracle": float(np.mean(ndcg[rows].max(axis=1))),
-            "best_single_option": name_of(*options[int(np.argmax(ndcg[rows].mean(axis=0)))]),
-            "best_single": float(ndcg[rows].mean(axis=0).max()),
-            "cross_validated": float(np.mean(cross)),
-            "p_cross_validated": common.paired_p(cross, today),
-            "fitted": float(np.mean(fitted)),
-            "p_fitted": common.paired_p(fitted, today),
+            "best_single": {name_of(*options[int(np.argmax(means))]): float(means.max())},
             "chosen": {
-                name_of(*options[o]): int(sum(fit_picks[i] == o for i in rows))
-                for o in sorted({fit_picks[i] for i in rows})
+                name_of(*options[o]): int(sum(chosen[i] == o for i in rows))
+                for o in sorted({chosen[i] for i in rows})
             },
         }
         row = report["sets"][name]
         print(
-            f"{name:40s} today {row['today']:.3f} cv {row['cross_validated']:.3f} "
-            f"(p {row['p_cross_validated']:.3f}) fit {row['fitted']:.3f} oracle "
-            f"{row['oracle']:.3f} best single {row['best_single']:.3f} {row['chosen']}"
+            f"{name:36s} today {row['today']:.3f} per-query {row['per_query']:.3f} "
+            f"(p {row['p']:.3f}) oracle {row['oracle']:.3f} {row['chosen']}"
         )
     write_result("perquery", report, HERE, indent=1)
     model.write(MODEL_FILE, {"fitted_by": "experiments/fusion/perquery/perquery.py",
-                             "tuning_sets": names, "penalty": penalty})  # fmt: skip
+                             "tuning_sets": sorted(set(groups))})  # fmt: skip
 
 
 if __name__ == "__main__":
