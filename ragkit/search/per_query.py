@@ -15,24 +15,25 @@ once. The first pass tells them apart (:func:`query_evidence`, no search beyond 
   a share of its top score);
 * ``sparse_per_word``: the sparse top score per query word (how rare the words are: BM25 is
   mostly their IDF);
+* ``phrase_dense_rank``: the dense list's rank (from 1) of its best chunk holding the phrase
+  (0: none holds it) — a phrase the dense list already ranks high needs no lift;
 * ``arabic``: the query is analyzed as Arabic first.
 
 A :class:`FusionModel` (``per_query_fusion.json``, fitted on the tuning part of
-``benchmarks/feedback.py`` by ``experiments/fusion/perquery``) scores each of its
-:class:`FusionOption` — a dense weight and the phrase lift on or off — as a linear function of
-the standardized evidence (the option's expected nDCG@10 gain over the balanced fusion) and
-the query gets the best; ties go to the first option. The choice is a pure function of the
-evidence.
+``benchmarks/feedback.py`` by ``experiments/fusion/perquery``) is a decision list: the first
+:class:`Rule` whose conditions all hold gives the query its :class:`FusionOption` — a dense
+weight and the phrase lift on or off — and a query no rule takes gets ``otherwise``. The
+choice is a pure function of the evidence.
 
 Example:
     >>> evidence = QueryEvidence(words=8, phrase=1, phrase_top=1, overlap=0.2, agreement=0.1,
-    ...     dense_gap=0.2, sparse_gap=0.5, sparse_per_word=3.0, arabic=0)
-    >>> model = FusionModel(("phrase",), (0.0,), (1.0,), (
-    ...     FusionOption("balanced", 0.5, False, 0.0, (0.0,)),
-    ...     FusionOption("sparse-leaning", 0.3, True, -0.1, (0.2,))))
+    ...     dense_gap=0.2, sparse_gap=0.5, sparse_per_word=3.0, phrase_dense_rank=40, arabic=0)
+    >>> lookup = FusionOption("phrase first", 0.5, True)
+    >>> model = FusionModel((Rule(lookup, (Condition("phrase", 1), Condition("words", 6))),),
+    ...                     FusionOption("balanced", 0.5, False))
     >>> choice = model.choose(evidence)
     >>> choice.name, choice.dense_weight, choice.phrase
-    ('sparse-leaning', 0.3, True)
+    ('phrase first', 0.5, True)
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-from collections.abc import Collection, Sequence
+import math
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,10 +53,12 @@ from ragkit.search.fusion import Ranking
 __all__ = [
     "FEATURES",
     "MODEL_FILE",
+    "Condition",
     "FusionChoice",
     "FusionModel",
     "FusionOption",
     "QueryEvidence",
+    "Rule",
     "default_model",
     "query_evidence",
 ]
@@ -75,18 +79,8 @@ class QueryEvidence:
     dense_gap: float
     sparse_gap: float
     sparse_per_word: float
+    phrase_dense_rank: float
     arabic: float
-
-    def values(self, names: Sequence[str]) -> np.ndarray:
-        """The evidence ``names`` in that order; ``a*b`` is the product of ``a`` and ``b``.
-
-        Example:
-            >>> QueryEvidence(5, 1, 0, 0.1, 0.2, 0.3, 0.4, 2.0, 0).values(["words", "phrase*words"])
-            array([5., 5.])
-        """
-        return np.array(
-            [float(np.prod([getattr(self, part) for part in name.split("*")])) for name in names]
-        )
 
 
 FEATURES: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(QueryEvidence))
@@ -94,15 +88,32 @@ FEATURES: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(Que
 
 @dataclass(frozen=True)
 class FusionOption:
-    """One fusion a query may get: ``dense_weight`` (the sparse list weighs the rest), the
-    phrase lift, and the linear score that says when (``intercept`` + ``coefficients`` ·
-    standardized evidence)."""
+    """One fusion a query may get: ``dense_weight`` (the sparse list weighs the rest) and the
+    phrase lift."""
 
     name: str
     dense_weight: float
     phrase: bool
-    intercept: float
-    coefficients: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Condition:
+    """``feature`` of the evidence is at least ``at_least`` and at most ``at_most``."""
+
+    feature: str
+    at_least: float = -math.inf
+    at_most: float = math.inf
+
+    def holds(self, evidence: QueryEvidence) -> bool:
+        return self.at_least <= float(getattr(evidence, self.feature)) <= self.at_most
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``option`` for a query meeting every one of ``conditions``."""
+
+    option: FusionOption
+    conditions: tuple[Condition, ...]
 
 
 @dataclass(frozen=True)
@@ -117,40 +128,52 @@ class FusionChoice:
 
 @dataclass(frozen=True)
 class FusionModel:
-    """Options scored by the standardized evidence ``features`` (``(x - mean) / scale``;
-    ``a*b``: a product of two kinds of evidence)."""
+    """A decision list: the first rule whose conditions hold, else ``otherwise``."""
 
-    features: tuple[str, ...]
-    mean: tuple[float, ...]
-    scale: tuple[float, ...]
-    options: tuple[FusionOption, ...]
+    rules: tuple[Rule, ...]
+    otherwise: FusionOption
 
     def choose(self, evidence: QueryEvidence) -> FusionChoice:
-        """The best-scoring option for ``evidence`` (the first of equals)."""
-        x = (evidence.values(self.features) - np.array(self.mean)) / np.array(self.scale)
-        scores = [o.intercept + float(np.dot(o.coefficients, x)) for o in self.options]
-        best = self.options[int(np.argmax(scores))]
-        return FusionChoice(best.name, best.dense_weight, best.phrase, evidence)
+        """The option of the first rule ``evidence`` meets (``otherwise`` when none)."""
+        found = next(
+            (r.option for r in self.rules if all(c.holds(evidence) for c in r.conditions)),
+            self.otherwise,
+        )
+        return FusionChoice(found.name, found.dense_weight, found.phrase, evidence)
 
     @classmethod
     def read(cls, path: Path) -> FusionModel:
-        """The model stored at ``path`` (as :meth:`write` stores it)."""
+        """The model stored at ``path`` (as :meth:`write` stores it; an open bound is null)."""
         data = json.loads(path.read_text(encoding="utf-8"))
+
+        def bound(value: float | None, default: float) -> float:
+            return default if value is None else float(value)
+
         return cls(
-            tuple(data["features"]),
-            tuple(data["mean"]),
-            tuple(data["scale"]),
             tuple(
-                FusionOption(o["name"], o["dense_weight"], o["phrase"], o["intercept"],
-                             tuple(o["coefficients"]))
-                for o in data["options"]
+                Rule(
+                    FusionOption(**rule["option"]),
+                    tuple(
+                        Condition(c["feature"], bound(c["at_least"], -math.inf),
+                                  bound(c["at_most"], math.inf))
+                        for c in rule["conditions"]
+                    ),
+                )
+                for rule in data["rules"]
             ),
+            FusionOption(**data["otherwise"]),
         )  # fmt: skip
 
     def write(self, path: Path, provenance: dict[str, object]) -> None:
         """Store the model at ``path`` with where it came from."""
-        data = {"provenance": provenance, **dataclasses.asdict(self)}
-        path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        data = json.loads(
+            json.dumps(dataclasses.asdict(self))
+            .replace("-Infinity", "null")
+            .replace("Infinity", "null")
+        )
+        path.write_text(
+            json.dumps({"provenance": provenance, **data}, indent=1) + "\n", encoding="utf-8"
+        )
 
 
 @functools.cache
@@ -159,8 +182,8 @@ def default_model() -> FusionModel:
     return FusionModel.read(MODEL_FILE)
 
 
-def _top(ranking: Ranking) -> Ranking:
-    return sorted(ranking, key=lambda item: (-item[1], item[0]))[:TOP]
+def _top(ranking: Ranking, size: int | None = TOP) -> Ranking:
+    return sorted(ranking, key=lambda item: (-item[1], item[0]))[:size]
 
 
 def _gap(top: Ranking) -> float:
@@ -202,13 +225,14 @@ def query_evidence(
 
     Example:
         >>> e = query_evidence([(1, 0.9), (2, 0.5)], [(2, 8.0), (1, 2.0)], 4, {2}, False)
-        >>> e.overlap, e.agreement, e.phrase, e.phrase_top, e.sparse_per_word
-        (0.2, -1.0, 1.0, 1.0, 2.0)
+        >>> e.overlap, e.agreement, e.phrase, e.phrase_top, e.sparse_per_word, e.phrase_dense_rank
+        (0.2, -1.0, 1.0, 1.0, 2.0, 2.0)
     """
     dense_top, sparse_top = _top(dense), _top(sparse)
     dense_ids, sparse_ids = {i for i, _ in dense_top}, {i for i, _ in sparse_top}
     sparse_best = sparse_top[0][1] if sparse_top else 0.0
     phrase = bool(phrase_chunks) and words >= 2
+    ranks = [rank for rank, (i, _) in enumerate(_top(dense, None), 1) if i in phrase_chunks]
     return QueryEvidence(
         words=float(words),
         phrase=float(phrase),
@@ -218,5 +242,6 @@ def query_evidence(
         dense_gap=_gap(dense_top),
         sparse_gap=_gap(sparse_top) / sparse_best if sparse_best > 0 else 0.0,
         sparse_per_word=sparse_best / max(words, 1),
+        phrase_dense_rank=float(ranks[0]) if phrase and ranks else 0.0,
         arabic=float(arabic),
     )

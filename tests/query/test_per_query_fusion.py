@@ -44,7 +44,8 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index]:
 
 def test_the_choice_is_a_function_of_the_evidence() -> None:
     model = default_model()
-    assert {part for name in model.features for part in name.split("*")} <= set(FEATURES)
+    used = {c.feature for rule in model.rules for c in rule.conditions}
+    assert used <= set(FEATURES)
     assert FusionModel.read(MODEL_FILE) == model
     evidence = query_evidence([(1, 0.9), (2, 0.5)], [(2, 8.0), (1, 2.0)], 8, {2}, False)
     again = query_evidence([(1, 0.9), (2, 0.5)], [(2, 8.0), (1, 2.0)], 8, {2}, False)
