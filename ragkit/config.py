@@ -103,7 +103,9 @@ class Settings(BaseModel):
     dense_tail_fraction: Fixed[float] = Field(default=0.25, ge=0.0, le=1.0)
     dense_tail_max: Fixed[int] = Field(default=50_000, ge=0)
     # Hybrid fusion (ragkit.search.fusion): min-max normalized scores weighted dense_weight /
-    # 1 - dense_weight, or reciprocal rank fusion with rrf_k.
+    # 1 - dense_weight, reciprocal rank fusion with rrf_k, or per-query (the default: weighted
+    # fusion with the dense weight and the phrase lift chosen for each query from its first
+    # pass, ragkit.search.per_query).
     fusion: Fixed[Literal["weighted", "rrf", "per-query"]] = "per-query"
     rrf_k: Fixed[int] = Field(default=60, ge=1)
     # Sparse terms (ragkit.search.sparse): stems where a stemmer exists, else SentencePiece pieces.
