@@ -29,8 +29,12 @@ reused. Systems (hybrid search, documents ranked by their best chunk, collapse o
 ``dense`` (Rocchio: 3 chunks, original weight 0.5); ``both``; ``evidence`` (document
 evidence, damping 0.5); ``phrase`` (phrase evidence: chunks holding the query's terms side by
 side and in order first); ``auto`` (what ``feedback``, ``document_evidence`` and ``phrase_evidence`` =
-``"auto"`` turn on for the collection's language, chosen on the tuning part); ``default``
-(today's settings). Peers: ``bm25s``, a dense encoder and
+``"auto"`` turn on for the collection's language, chosen on the tuning part); ``perquery`` (per-query fusion, :mod:`ragkit.search.per_query`: the dense weight and the
+phrase lift chosen for each query from its first pass, the levers off); ``default`` (the
+settings an index gets today). Every system but ``default`` names its fusion: the others are
+weighted fusion with dense weight 0.5, the default before per-query fusion. ``--systems``
+measures some of them (``off`` first); ``--stored-peers FILE`` takes the peers' means from an
+earlier run's result file (the peers do not depend on ragkit) instead of computing them. Peers: ``bm25s``, a dense encoder and
 their RRF (English: ``results/peers-all-minilm-l6-v2.json``; Arabic: computed here as
 ``arabic_retrieval.py`` does, multilingual-e5-small), and ``bm25s+rm3`` (bm25s's own tokens,
 the same RM3 settings, computed here). nDCG@10, Recall@100, MRR@10; paired t-test p-values
@@ -92,7 +96,10 @@ HELD_OUT = (
     "cisi", "sunan-abi-dawud", "sunan-al-nasai", *(h for h in HEADINGS if not h.endswith("-tune"))
 )  # fmt: skip
 ENGLISH = ("cranfield", "cisi")
-NONE = {"feedback": "off", "document_evidence": "off", "phrase_evidence": "off"}
+# Today's default before per-query fusion: weighted fusion (dense weight 0.5), levers off.
+NONE = {
+    "fusion": "weighted", "feedback": "off", "document_evidence": "off", "phrase_evidence": "off"
+}  # fmt: skip
 SYSTEMS: dict[str, dict[str, str]] = {
     "off": NONE,
     "sparse": {**NONE, "feedback": "sparse"},
@@ -100,11 +107,13 @@ SYSTEMS: dict[str, dict[str, str]] = {
     "both": {**NONE, "feedback": "both"},
     "evidence": {**NONE, "document_evidence": "on"},
     "phrase": {**NONE, "phrase_evidence": "on"},
-    "auto": {"feedback": "auto", "document_evidence": "auto", "phrase_evidence": "auto"},
+    "auto": {**NONE, "feedback": "auto", "document_evidence": "auto", "phrase_evidence": "auto"},
+    # per-query fusion (ragkit.search.per_query): weights and phrase lift chosen per query
+    "perquery": {**NONE, "fusion": "per-query", "phrase_evidence": "auto"},
     "default": {},
 }
 METRICS = ("ndcg_at_10", "recall_at_100", "mrr_at_10")
-DEFAULTS = ("feedback", "document_evidence", "phrase_evidence")  # the settings measured
+DEFAULTS = ("fusion", "feedback", "document_evidence", "phrase_evidence")  # the settings measured
 
 
 def _per_query(runs: dict[str, list[str]], judgments: Judgments) -> dict[str, list[float]]:
@@ -313,8 +322,17 @@ def summarize(rows: dict[str, dict[str, Any]]) -> None:
 
 
 def measure(
-    name: str, sets: dict[str, Path], indexes: Path, peers: dict[str, Any], encoder: Callable
+    name: str,
+    sets: dict[str, Path],
+    indexes: Path,
+    peers: dict[str, Any],
+    encoder: Callable,
+    systems: list[str],
+    stored_peers: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """Every system of ``systems`` and the peers on each query set of collection ``name``;
+    ``stored_peers``: the peers' means as an earlier run stored them (they do not depend on
+    ragkit), instead of computing them again."""
     first = next(iter(sets.values()))
     index = open_index(indexes / name, first / "corpus.jsonl")
     result: dict[str, Any] = {"part": "tune" if name in TUNE else "held-out", "sets": {}}
@@ -327,14 +345,20 @@ def measure(
     for set_name, folder in sets.items():
         judgments = load_judgments(folder)
         rows: dict[str, dict[str, Any]] = {}
-        for system, options in SYSTEMS.items():
-            runs, seconds = ragkit_runs(index, judgments, options)
+        for system in systems:
+            runs, seconds = ragkit_runs(index, judgments, SYSTEMS[system])
             rows[system] = {
                 "queries": _per_query(runs, judgments),
                 "p50_ms": round(1000 * percentile(seconds, 50), 1),
                 "p95_ms": round(1000 * percentile(seconds, 95), 1),
             }
-        if name in ENGLISH or HEADINGS.get(name, ("", ""))[1] == "en":
+        if stored_peers is not None:
+            peer_rows = {
+                k.removeprefix("peer "): {"means": v["means"]}
+                for k, v in stored_peers[name]["sets"][set_name]["systems"].items()
+                if k.startswith("peer ")
+            }
+        elif name in ENGLISH or HEADINGS.get(name, ("", ""))[1] == "en":
             peer_rows = english_peers(judgments, peers, name)
         else:
             peer_rows = arabic_peers(judgments, encoder())
@@ -380,7 +404,21 @@ def main() -> None:
     parser.add_argument("--indexes", type=Path, default=Path("/tmp/ragkit-feedback"))
     parser.add_argument("--sets", type=Path, default=cache_dir() / "bench" / "feedback")
     parser.add_argument("--out", type=Path, default=RESULTS / "feedback.json")
+    parser.add_argument(
+        "--systems", default=",".join(SYSTEMS), help="comma-separated ragkit systems (off first)"
+    )
+    parser.add_argument(
+        "--stored-peers",
+        type=Path,
+        help="take the peers' means from this earlier result file instead of computing them",
+    )
     args = parser.parse_args()
+    systems = args.systems.split(",")
+    if systems[0] != "off" or not set(systems) <= set(SYSTEMS):
+        raise SystemExit(f"--systems: 'off' first, then any of {', '.join(SYSTEMS)}")
+    stored = None
+    if args.stored_peers:
+        stored = read_result(args.stored_peers.stem, args.stored_peers.parent)["collections"]
     peers = read_result("peers-all-minilm-l6-v2")
     loaded: dict[str, Any] = {}
 
@@ -394,7 +432,7 @@ def main() -> None:
     earlier = read_result(args.out.stem, args.out.parent) if args.only else {}
     results: dict[str, Any] = dict(earlier.get("collections", {}))
     for name, sets in collections(args.sets, args.only).items():
-        results[name] = measure(name, sets, args.indexes, peers, encoder)
+        results[name] = measure(name, sets, args.indexes, peers, encoder, systems, stored)
         slim = {
             "tune": list(TUNE),
             "held_out": list(HELD_OUT),

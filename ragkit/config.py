@@ -103,8 +103,10 @@ class Settings(BaseModel):
     dense_tail_fraction: Fixed[float] = Field(default=0.25, ge=0.0, le=1.0)
     dense_tail_max: Fixed[int] = Field(default=50_000, ge=0)
     # Hybrid fusion (ragkit.search.fusion): min-max normalized scores weighted dense_weight /
-    # 1 - dense_weight, or reciprocal rank fusion with rrf_k.
-    fusion: Fixed[Literal["weighted", "rrf"]] = "weighted"
+    # 1 - dense_weight, reciprocal rank fusion with rrf_k, or per-query (the default: weighted
+    # fusion with the dense weight and the phrase lift chosen for each query from its first
+    # pass, ragkit.search.per_query).
+    fusion: Fixed[Literal["weighted", "rrf", "per-query"]] = "per-query"
     rrf_k: Fixed[int] = Field(default=60, ge=1)
     # Sparse terms (ragkit.search.sparse): stems where a stemmer exists, else SentencePiece pieces.
     sparse_terms: Fixed[Literal["auto", "pieces", "stems"]] = "auto"
@@ -127,8 +129,9 @@ class Settings(BaseModel):
     document_evidence: QueryTime[Literal["auto", "off", "on"]] = "off"
     # Chunks holding the query's terms side by side and in order come first (ragkit.search
     # .phrase): a lookup's passage first, but headings' cross-references too; query-time like
-    # feedback, off by default ("auto" turns it on for no language yet).
-    phrase_evidence: QueryTime[Literal["auto", "off", "on"]] = "off"
+    # feedback. "auto": as per-query fusion chooses for each query (ragkit.search.per_query),
+    # off with the other fusions.
+    phrase_evidence: QueryTime[Literal["auto", "off", "on"]] = "auto"
     # Where normalization applies (see ragkit.normalize): matching keys only (post-inference),
     # embeddings too (pre-index), or per language (auto: Arabic-script text is embedded
     # normalized, other scripts as written; ragkit.pipeline.stages.embeds_normalized).
@@ -198,13 +201,13 @@ class Settings(BaseModel):
 
         Example:
             >>> dict(Settings().summary())["fusion"]
-            'weighted, dense weight 0.5, 100 candidates per list'
+            'per-query (dense weight and phrase lift per query), 100 candidates per list'
         """
-        fusion = (
-            f"weighted, dense weight {self.dense_weight}"
-            if self.fusion == "weighted"
-            else f"rrf, k {self.rrf_k}"
-        )
+        fusion = {
+            "weighted": f"weighted, dense weight {self.dense_weight}",
+            "rrf": f"rrf, k {self.rrf_k}",
+            "per-query": "per-query (dense weight and phrase lift per query)",
+        }[self.fusion]
         normalization = f"{self.normalization}, Ge'ez {self.geez_mode}" + (
             ", lexical" if self.lexical_normalization else ""
         )

@@ -18,6 +18,7 @@ from ragkit.search.contributions import Contribution, contributions, single_list
 from ragkit.search.evidence import document_evidence
 from ragkit.search.feedback import FeedbackParams, looks_up, repeated, rm3, rocchio
 from ragkit.search.fusion import FusionMethod, Ranking, SearchMode, fuse
+from ragkit.search.per_query import FusionChoice, default_model, query_evidence
 from ragkit.search.phrase import CANDIDATES, MIN_TERMS, holds_phrase, phrase_first, phrase_words
 from ragkit.store import IndexReader
 
@@ -27,11 +28,16 @@ Parts = dict[int, Contribution]
 @dataclass(frozen=True)
 class Lists:
     """The first stage's dense and sparse lists and the ranking made of them (the fused one
-    in hybrid mode, else the one list)."""
+    in hybrid mode, else the one list), fused with ``weights`` (dense, sparse); with
+    per-query fusion the ``choice`` made for the query and the chunks of the sparse list's
+    head holding it as a phrase (``phrase``)."""
 
     dense: Ranking
     sparse: Ranking
     scored: Ranking
+    weights: tuple[float, float] = (0.5, 0.5)
+    choice: FusionChoice | None = None
+    phrase: frozenset[int] = frozenset()
 
 
 def first_stage(
@@ -43,9 +49,12 @@ def first_stage(
     terms: list[str],
     depth: int,
     allowed: np.ndarray | None,
+    languages: list[str],
 ) -> Lists:
     """The dense list, the sparse list and the ranking a search makes of them, ``depth``
-    candidates from each, within the ``allowed`` chunks (None: all)."""
+    candidates from each, within the ``allowed`` chunks (None: all); ``per-query`` fusion
+    weighs them as :mod:`ragkit.search.per_query` chooses from the lists (and from
+    ``terms`` and ``languages``)."""
     dense: Ranking = []
     if vector is not None:
         dense = store.search_vectors(vector, depth, allowed)
@@ -53,7 +62,7 @@ def first_stage(
         return Lists(dense, [], dense)
     # Weighted fusion compares scores, so each list scores the other's candidates too
     # (not 0 for "below this list's depth").
-    complete = mode == "hybrid" and method == "weighted"
+    complete = mode == "hybrid" and method != "rrf"
     include = [i for i, _ in dense] if complete else []
     sparse = store.search_terms(terms, depth, allowed, include)
     if mode == "sparse":
@@ -62,16 +71,27 @@ def first_stage(
         found = {i for i, _ in dense}
         missing = [i for i, _ in sparse if i not in found]
         dense = dense + store.score_vectors(vector, missing)
+    if method == "per-query":
+        phrase = frozenset(phrase_matches(store, terms, sparse))
+        evidence = query_evidence(
+            dense, sparse, phrase_words(terms), phrase, languages[:1] == ["ar"]
+        )
+        choice = default_model().choose(evidence)
+        weights = (choice.dense_weight, 1.0 - choice.dense_weight)
+        fused = fuse([dense, sparse], method, settings.rrf_k, weights)
+        return Lists(dense, sparse, fused, weights, choice, phrase)
     weights = (settings.dense_weight, 1.0 - settings.dense_weight)
-    return Lists(dense, sparse, fuse([dense, sparse], method, settings.rrf_k, weights))
+    return Lists(dense, sparse, fuse([dense, sparse], method, settings.rrf_k, weights), weights)
 
 
 def explained(lists: Lists, mode: SearchMode, method: FusionMethod, settings: Settings) -> Parts:
     """Each candidate's contribution: the dense and sparse parts of its fused score (hybrid),
-    or its one list's score."""
+    or its one list's score; with per-query fusion each carries the query's choice."""
     if mode == "hybrid":
-        weights = (settings.dense_weight, 1.0 - settings.dense_weight)
-        return contributions(lists.dense, lists.sparse, method, settings.rrf_k, weights)
+        found = contributions(lists.dense, lists.sparse, method, settings.rrf_k, lists.weights)
+        if lists.choice is None:
+            return found
+        return {i: dataclasses.replace(p, choice=lists.choice) for i, p in found.items()}
     return single_list(lists.scored, "dense" if mode == "dense" else "sparse")
 
 
@@ -125,17 +145,31 @@ def with_document_evidence(
     }
 
 
-def with_phrase_evidence(
-    store: IndexReader, scored: Ranking, parts: Parts, terms: list[str], sparse: Ranking
-) -> tuple[Ranking, Parts]:
-    """``scored`` with the chunks holding ``terms`` as a phrase first (among the sparse list's
-    top :data:`~ragkit.search.phrase.CANDIDATES`; :mod:`ragkit.search.phrase`), their
-    contributions carrying the ``phrase`` lift."""
-    if phrase_words(terms) < MIN_TERMS:
-        return scored, parts
+def phrase_matches(store: IndexReader, terms: list[str], sparse: Ranking) -> set[int]:
+    """The chunks among the sparse list's top :data:`~ragkit.search.phrase.CANDIDATES` that
+    hold ``terms`` side by side and in order (:mod:`ragkit.search.phrase`)."""
+    if not terms:
+        return set()
     top = sorted(sparse, key=lambda item: -item[1])[:CANDIDATES]
     stored = store.terms_by_id([i for i, _ in top])
-    matching = {i for i, chunk_terms in stored.items() if holds_phrase(terms, chunk_terms)}
+    return {i for i, chunk_terms in stored.items() if holds_phrase(terms, chunk_terms)}
+
+
+def with_phrase_evidence(
+    store: IndexReader,
+    scored: Ranking,
+    parts: Parts,
+    terms: list[str],
+    sparse: Ranking,
+    matching: set[int] | None = None,
+) -> tuple[Ranking, Parts]:
+    """``scored`` with the chunks holding ``terms`` as a phrase first (``matching``, else
+    :func:`phrase_matches`), their contributions carrying the ``phrase`` lift; queries of
+    fewer than :data:`~ragkit.search.phrase.MIN_TERMS` words are left as they are."""
+    if phrase_words(terms) < MIN_TERMS:
+        return scored, parts
+    if matching is None:
+        matching = phrase_matches(store, terms, sparse)
     before = dict(scored)
     scored = phrase_first(scored, matching)
     return scored, {

@@ -174,7 +174,9 @@ class Search:
             method = "weighted"
         languages = analyzed.languages
         vector, terms = analyzed.vector, analyzed.terms
-        lists = first_stage(self.store, settings, mode, method, vector, terms, depth, allowed)
+        lists = first_stage(
+            self.store, settings, mode, method, vector, terms, depth, allowed, languages
+        )
         sparse_feedback, dense_feedback = levers(options.feedback or settings.feedback, languages)
         sparse_feedback &= mode != "dense"
         dense_feedback &= mode != "sparse"
@@ -182,15 +184,21 @@ class Search:
             vector, terms = second_pass_query(
                 self.store, lists.scored, vector, terms, sparse_feedback, dense_feedback
             )
-            lists = first_stage(self.store, settings, mode, method, vector, terms, depth, allowed)
+            lists = first_stage(
+                self.store, settings, mode, method, vector, terms, depth, allowed, languages
+            )
         scored = lists.scored
         parts: Parts = explained(lists, mode, method, settings) if explain else {}
         if uses_evidence(options.document_evidence or settings.document_evidence, languages):
             scored, parts = with_document_evidence(self.store, scored, parts)
-        if uses_phrase(options.phrase_evidence or settings.phrase_evidence, languages):
+        phrase = options.phrase_evidence or settings.phrase_evidence
+        chosen = lists.choice is not None and lists.choice.phrase and phrase == "auto"
+        if uses_phrase(phrase, languages) or chosen:
+            same = lists.choice is not None and terms == analyzed.terms
             scored, parts = with_phrase_evidence(
-                self.store, scored, parts, analyzed.terms, lists.sparse
-            )
+                self.store, scored, parts, analyzed.terms, lists.sparse,
+                set(lists.phrase) if same else None,
+            )  # fmt: skip
         folding = settings.collapse if options.collapse is None else options.collapse
         if not folding:
             rows = self.store.chunks_by_id(i for i, _ in scored[: options.k])

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ragkit.search.fusion import FusionMethod, Ranking, fuse, minmax
+from ragkit.search.per_query import FusionChoice
 
 __all__ = ["Contribution", "contributions", "single_list"]
 
@@ -44,7 +45,9 @@ class Contribution:
     the list, from 1 (by score); ``fusion``: ``rrf``, ``weighted``, or the one list searched;
     ``evidence``: what other chunks of its document added (:mod:`ragkit.search.evidence`);
     ``phrase``: the lift of a chunk holding the query as a phrase (:mod:`ragkit.search.phrase`);
-    ``score`` is the fused score plus ``evidence`` plus ``phrase``.
+    ``score`` is the fused score plus ``evidence`` plus ``phrase``; ``choice``: with
+    ``per-query`` fusion, the fusion the query got and the evidence behind it
+    (:mod:`ragkit.search.per_query`).
     """
 
     fusion: str
@@ -57,6 +60,7 @@ class Contribution:
     sparse_rank: int | None = None
     evidence: float = 0.0
     phrase: float = 0.0
+    choice: FusionChoice | None = None
 
 
 def _ranked(ranking: Ranking) -> dict[int, tuple[int, float]]:

@@ -28,7 +28,7 @@ from typing import Literal
 import numpy as np
 
 Ranking = list[tuple[int, float]]
-FusionMethod = Literal["rrf", "weighted"]
+FusionMethod = Literal["rrf", "weighted", "per-query"]
 SearchMode = Literal["hybrid", "dense", "sparse"]
 SEARCH_MODES: tuple[str, ...] = ("hybrid", "dense", "sparse")
 
@@ -77,7 +77,8 @@ def fuse(
     rrf_k: int = 60,
     weights: Sequence[float] | None = None,
 ) -> Ranking:
-    """Fuse with ``method``; weighted fusion defaults to equal weights."""
+    """Fuse with ``method``; weighted fusion (and ``per-query``, whose ``weights`` a query's
+    evidence chose: :mod:`ragkit.search.per_query`) defaults to equal weights."""
     if method == "rrf":
         return reciprocal_rank_fusion(rankings, rrf_k)
     return weighted_fusion(rankings, weights or [1.0 / len(rankings)] * len(rankings))

@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
 
@@ -100,9 +101,13 @@ def explanations(
     for each in explained:
         hit, part = each.hit, each.contribution
         before, after = context(texts.get(index, hit.key), hit.start, hit.end)
+        choice = part.choice
         found.append(
             HitExplanation(
                 fusion=part.fusion,
+                fusion_choice=None if choice is None else choice.name,
+                dense_weight=None if choice is None else choice.dense_weight,
+                fusion_evidence=None if choice is None else dataclasses.asdict(choice.evidence),
                 first_stage=part.score,
                 dense=part.dense,
                 sparse=part.sparse,

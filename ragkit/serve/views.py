@@ -18,7 +18,21 @@ class HitExplanation(BaseModel):
     """Why a hit scored what it did, and where it sits in its document (``POST /search``
     with ``explain``; ``explanations[i]`` explains ``hits[i]``)."""
 
-    fusion: str = Field(description="rrf or weighted (hybrid), or the one list searched.")
+    fusion: str = Field(
+        description="rrf, weighted or per-query (hybrid), or the one list searched."
+    )
+    fusion_choice: str | None = Field(
+        default=None,
+        description="per-query fusion: the fusion this query got (dense weight, phrase lift).",
+    )
+    dense_weight: float | None = Field(
+        default=None, description="per-query fusion: the dense list's weight chosen."
+    )
+    fusion_evidence: dict[str, float] | None = Field(
+        default=None,
+        description="per-query fusion: the query's first-pass evidence the choice was made "
+        "from (words, phrase, overlap, agreement, gaps, sparse_per_word, arabic).",
+    )
     first_stage: float = Field(
         description="The score before reranking: dense + sparse + evidence + phrase (the "
         "hit's score unless reranked)."

@@ -45,7 +45,7 @@ def test_folder_file_then_arguments_win(tmp_path: Path) -> None:
     [
         ("chunk_size = 100\n", r"unknown setting\(s\) chunk_size; the settings are embedding_"),
         ("chunker = sentence\n", "not a valid TOML settings file"),
-        ('fusion = "max"\n', "ragkit.toml: fusion: Input should be 'weighted' or 'rrf'$"),
+        ('fusion = "max"\n', "ragkit.toml: fusion: Input should be 'weighted', 'rrf' or 'per-query'$"),
     ],
 )
 def test_bad_settings_files(tmp_path: Path, text: str, message: str) -> None:

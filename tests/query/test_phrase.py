@@ -49,8 +49,8 @@ def test_the_chunk_holding_the_span_comes_first(index: Index, mode: str) -> None
     ][:2]
 
 
-def test_off_by_default_and_explained_when_on(index: Index) -> None:
-    assert index.settings.phrase_evidence == "off"
+def test_no_lift_by_default_and_explained_when_on(index: Index) -> None:
+    assert index.settings.phrase_evidence == "auto"  # per-query fusion's choice: no lift here
     assert index.search(SPAN, k=1)[0].document_id == "notes"
     assert index.search(SPAN, k=1, phrase_evidence="auto")[0].document_id == "notes"
     explained = index.explain(SPAN, k=3, collapse=False, phrase_evidence="on")
@@ -77,7 +77,7 @@ def test_words_out_of_order_are_no_phrase(index: Index) -> None:
 
 def test_setting_choices_and_overrides(tmp_path: Path) -> None:
     assert "phrase_evidence" in QUERY_SETTINGS
-    assert Settings.from_index('{"embedding_model": "m"}').phrase_evidence == "off"
+    assert Settings.from_index('{"embedding_model": "m"}').phrase_evidence == "auto"
     folder = tmp_path / "index"
     with Index.open(folder, create=True, model=MODEL, chunker="sentence") as built:
         built.add(RECORDS)

@@ -167,7 +167,11 @@ function contribution(why) {
   const list = (name, part, score, rank) => part === null || part === undefined ? null
     : h("span", { class: `part ${name}` }, `${name} ${fixed(part)}`,
       rank ? ` (#${rank}, ${name === "dense" ? "cos" : "bm25"} ${fixed(score, 3)})` : " (not in list)");
+  const evidence = why.fusion_evidence ? Object.entries(why.fusion_evidence)
+    .map(([name, value]) => `${name} ${fixed(value, 2)}`).join(", ") : "";
   return h("span", { class: "parts", title: `${why.fusion} fusion` }, bar,
+    why.fusion_choice ? h("span", { class: "part fusion-choice", title: evidence },
+      `fusion: ${why.fusion_choice} (${evidence})`) : null,
     list("dense", why.dense, why.dense_score, why.dense_rank),
     list("sparse", why.sparse, why.sparse_score, why.sparse_rank),
     why.evidence ? h("span", { class: "part" }, `document evidence +${fixed(why.evidence)}`) : null,
