@@ -71,6 +71,8 @@ DEPTH = 10
 POSITIVE_SETS = ("judged", "known-item")
 NEGATIVE_SETS = ("nonsense", "off-topic", "other collection")
 NONSENSE_COUNT = 100
+LEXICAL = ("coverage", "matched")  # the lexical evidence (ragkit.query.relevance.features)
+LENGTHS = ((1, 10), (10, 16), (16, 25), (25, 1000))  # query words, for the kept shares by length
 SHIPPED = ROOT / "ragkit" / "query"  # where relevance.json ships
 
 
@@ -86,6 +88,12 @@ class Row:
     score: float
     cosine: float | None
     coverage: float | None
+    matched: float | None
+    words: int  # the query's length in words
+
+    @property
+    def evidence(self) -> relevance.Evidence:
+        return relevance.Evidence(self.cosine, self.coverage, self.matched)
 
 
 @dataclass(frozen=True)
@@ -148,6 +156,8 @@ def collect(index: Index, sets: dict[str, QuerySet], mode: str) -> tuple[list[Ro
                         hit.score,
                         each.evidence.cosine,
                         each.evidence.coverage,
+                        each.evidence.matched,
+                        len(text.split()),
                     )
                 )
     return rows, seconds
@@ -176,6 +186,10 @@ def figures(rows: list[Row], threshold: float = THRESHOLD) -> dict[str, Any]:
             queries = {r.query for r in probe}
             found[f"{kind} hits dropped"] = share([read(r) < threshold for r in probe])
             found[f"{kind} queries with no hit"] = share([q not in kept_any for q in queries])
+        found["relevant top-10 kept by query words"] = {
+            f"{low}-{high - 1}": share([read(r) >= threshold for r in judged if r.relevant and low <= r.words < high])
+            for low, high in LENGTHS
+        }  # fmt: skip
         out[name] = found
     return out
 
@@ -186,16 +200,21 @@ def fit(rows: list[Row], features: tuple[str, ...]) -> dict[str, Any]:
     from sklearn.linear_model import LogisticRegression
 
     used = [r for r in rows if (r.kind in POSITIVE_SETS and r.relevant) or r.kind in NEGATIVE_SETS]
-    x = np.array([[float(getattr(r, f) or 0.0) for f in features] for r in used])
+    x = np.array([[relevance.features(r.evidence)[f] for f in features] for r in used])
     y = np.array([r.kind in POSITIVE_SETS for r in used])
     per_query = Counter((r.kind, r.query, r.kind in POSITIVE_SETS) for r in used)
     weights = np.array([1.0 / per_query[(r.kind, r.query, r.kind in POSITIVE_SETS)] for r in used])
     for label in (True, False):  # the classes weigh alike
         weights[y == label] /= weights[y == label].sum()
-    model = LogisticRegression(C=1.0, max_iter=1000).fit(x, y, sample_weight=weights * len(y))
+    mean, spread = x.mean(axis=0), x.std(axis=0)  # fitted on standard scores: the penalty
+    scaled = (x - mean) / spread  # weighs features of narrow ranges (e5's cosines) alike
+    model = LogisticRegression(C=1.0, max_iter=1000)
+    model.fit(scaled, y, sample_weight=weights * len(y))
+    coefficients = model.coef_[0] / spread
+    intercept = float(model.intercept_[0]) - float(coefficients @ mean)
     return {
-        "intercept": round(float(model.intercept_[0]), 4),
-        "weights": {f: round(float(w), 4) for f, w in zip(features, model.coef_[0], strict=True)},
+        "intercept": round(intercept, 4),
+        "weights": {f: round(float(w), 4) for f, w in zip(features, coefficients, strict=True)},
         "hits": {"relevant": int(y.sum()), "unanswerable": int((~y).sum())},
         "queries": len({(r.kind, r.query) for r in used}),
     }
@@ -204,17 +223,17 @@ def fit(rows: list[Row], features: tuple[str, ...]) -> dict[str, Any]:
 def calibrate(tuning: dict[str, dict[str, list[Row]]]) -> dict[str, Any]:
     """The shipped calibrations from the tuning rows (model → mode → rows)."""
     pooled = {mode: [r for model in MODELS for r in tuning[model][mode]] for mode in MODES}
-    sparse = fit(pooled["sparse"], ("coverage",))
+    sparse = fit(pooled["sparse"], LEXICAL)
     models: dict[str, Any] = {
         model: {
-            "hybrid": fit(tuning[model]["hybrid"], ("cosine", "coverage")),
+            "hybrid": fit(tuning[model]["hybrid"], ("cosine", *LEXICAL)),
             "dense": fit(tuning[model]["dense"], ("cosine",)),
             "sparse": sparse,
         }
         for model in MODELS
     }
     models[relevance.FALLBACK] = {
-        "hybrid": fit(pooled["hybrid"], ("coverage",)),
+        "hybrid": fit(pooled["hybrid"], LEXICAL),
         "dense": {"intercept": 0.0, "weights": {"cosine": 1.0}, "link": "clip"},
         "sparse": sparse,
     }
@@ -231,10 +250,7 @@ def rescored(rows: list[Row], model: str) -> list[Row]:
     """``rows`` with the relevance ``model``'s shipped calibration gives their evidence (after
     a fit: the searches need not run again)."""
     chosen = relevance.calibrations(model)
-    return [
-        replace(r, relevance=chosen.relevance(relevance.Evidence(r.cosine, r.coverage)))
-        for r in rows
-    ]
+    return [replace(r, relevance=chosen.relevance(r.evidence)) for r in rows]
 
 
 def report(

@@ -43,11 +43,12 @@ __all__ = [
     "Calibrations",
     "Evidence",
     "calibrations",
-    "coverage",
     "evidence",
+    "features",
+    "held_idf",
 ]
 
-FEATURES = ("cosine", "coverage")
+FEATURES = ("cosine", "coverage", "matched")
 Kind = Literal["hybrid", "dense", "sparse"]
 FALLBACK = "fallback"  # the calibrations of a model without its own
 
@@ -56,11 +57,14 @@ FALLBACK = "fallback"  # the calibrations of a model without its own
 class Evidence:
     """What a hit's relevance is calibrated from: ``cosine``, the inner product of the query's
     vector and the chunk's (unit vectors; None when the query was not embedded, sparse mode),
-    and ``coverage``, the share of the query terms' IDF the chunk's terms hold (None when the
-    query has no terms: dense mode, a search by vector)."""
+    ``coverage``, the share of the query terms' IDF the chunk's terms hold, and ``matched``,
+    that IDF itself (the sum over the query's distinct terms the chunk holds: a long query's
+    answer holds a small share of many terms); both None when the query has no terms (dense
+    mode, a search by vector)."""
 
     cosine: float | None = None
     coverage: float | None = None
+    matched: float | None = None
 
     @property
     def kind(self) -> Kind | None:
@@ -78,7 +82,8 @@ class Evidence:
 @dataclass(frozen=True)
 class Calibration:
     """``logistic(intercept + Σ weight · feature)``, or with ``link = "clip"`` the linear
-    score clipped to [0, 1].
+    score clipped to [0, 1]; the features are ``cosine``, ``coverage`` and ``ln(1 +
+    matched)`` (:func:`features`).
 
     Example:
         >>> Calibration(-2.0, {"coverage": 4.0}).score(Evidence(coverage=0.5))
@@ -90,12 +95,25 @@ class Calibration:
     link: Literal["logistic", "clip"] = "logistic"
 
     def score(self, evidence: Evidence) -> float:
-        linear = self.intercept + sum(
-            weight * float(getattr(evidence, name) or 0.0) for name, weight in self.weights.items()
-        )
+        values = features(evidence)
+        linear = self.intercept + sum(w * values[name] for name, w in self.weights.items())
         if self.link == "clip":
             return min(1.0, max(0.0, linear))
         return 1.0 / (1.0 + math.exp(-linear))
+
+
+def features(evidence: Evidence) -> dict[str, float]:
+    """The calibration's inputs from ``evidence`` (an absent one reads 0).
+
+    Example:
+        >>> features(Evidence(0.5, 0.25, math.e - 1))
+        {'cosine': 0.5, 'coverage': 0.25, 'matched': 1.0}
+    """
+    return {
+        "cosine": evidence.cosine or 0.0,
+        "coverage": evidence.coverage or 0.0,
+        "matched": math.log1p(evidence.matched or 0.0),
+    }
 
 
 @dataclass(frozen=True)
@@ -145,16 +163,15 @@ def calibrations(model: str) -> Calibrations:
     )
 
 
-def coverage(terms: Sequence[str], idf: Sequence[float], held: set[str]) -> float:
-    """The share of the IDF of the query's distinct ``terms`` (their ``idf``, in order) that
-    the chunk's terms ``held`` hold.
+def held_idf(terms: Sequence[str], idf: Sequence[float], held: set[str]) -> float:
+    """The IDF of the query's distinct ``terms`` (their ``idf``, in order) that the chunk's
+    terms ``held`` hold.
 
     Example:
-        >>> coverage(["wing", "flutter"], [1.0, 3.0], {"flutter", "panel"})
-        0.75
+        >>> held_idf(["wing", "flutter"], [1.0, 3.0], {"flutter", "panel"})
+        3.0
     """
-    mass = sum(idf)
-    return sum(w for t, w in zip(terms, idf, strict=True) if t in held) / mass if mass else 0.0
+    return sum(w for t, w in zip(terms, idf, strict=True) if t in held)
 
 
 def evidence(
@@ -175,10 +192,13 @@ def evidence(
         missing = [i for i in ids if i not in known]
         cosines = {i: float(known[i] @ vector) for i in ids if i in known}
         cosines |= dict(store.score_vectors(vector, missing)) if missing else {}
-    covered: dict[int, float] = {}
+    lexical: dict[int, tuple[float, float]] = {}  # coverage, matched
     distinct = list(dict.fromkeys(terms))
     if distinct:
         idf = store.term_idf(distinct)
+        mass = sum(idf)
         held = store.terms_by_id(ids)
-        covered = {i: coverage(distinct, idf, set(held.get(i, ()))) for i in ids}
-    return {i: Evidence(cosines.get(i), covered.get(i)) for i in ids}
+        for i in ids:
+            matched = held_idf(distinct, idf, set(held.get(i, ())))
+            lexical[i] = (matched / mass if mass else 0.0, matched)
+    return {i: Evidence(cosines.get(i), *lexical.get(i, (None, None))) for i in ids}
