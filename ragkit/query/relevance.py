@@ -2,21 +2,23 @@
 across queries, beside the rank score (``Hit.score``: fused, rescaled per query, so a
 nonsense query's best hit still scores near 1).
 
-Each hit's :class:`Evidence` — the cosine of the query's vector and the chunk's, and the share
-of the query terms' IDF the chunk holds (``coverage``) — goes through a logistic calibration
-fitted per embedding model on the tuning collections (relevant hits of judged queries and
-literal spans against the hits of nonsense and off-topic queries; ``relevance.json`` beside
-this module says how, ``experiments/relevance/calibration/`` refits it). The evidence a
-search has picks the calibration: cosine and coverage (``hybrid``), cosine alone (``dense``,
-:meth:`ragkit.Index.search_by_vector`), coverage alone (``sparse``). Both are read for the
-query as written — the original vector and terms, whatever feedback, evidence or reranking
-did to the order. A model without a calibration of its own (any other than the two bundled)
-scores hybrid and sparse hits on coverage alone (the model-free lexical calibration) and
-dense hits by their cosine, clipped to [0, 1].
+Each hit's :class:`Evidence` — the cosine of the query's vector and the chunk's, the share of
+the query terms' BM25 IDF the chunk's terms hold (``coverage``) and that IDF itself
+(``matched``) — goes through a logistic calibration fitted per embedding model on the tuning
+collection (relevant hits of judged queries and literal spans against every hit of nonsense
+and off-topic queries; ``relevance.json`` beside this module holds the coefficients with the
+provenance of the run that fitted them, ``python -m benchmarks.thresholds --fit``). The
+evidence a search has picks the calibration: all three (``hybrid``), the cosine alone
+(``dense``, :meth:`ragkit.Index.search_by_vector`), the lexical two (``sparse``). It is read
+for the query as written — its own vector and terms, whatever feedback, evidence or reranking
+did to the order. A model without a calibration of its own (any but the two bundled) scores
+hybrid and sparse hits on the lexical evidence alone (a calibration fitted on both bundled
+models' hits, which does not read the cosine) and dense hits by their cosine clipped to
+[0, 1] (what LangChain's cosine relevance gives): its cosine range is unknown.
 
 Example:
     >>> minilm = calibrations("all-minilm-l6-v2")
-    >>> nonsense, verbatim = Evidence(cosine=0.05, coverage=0.0), Evidence(0.8, 1.0)
+    >>> nonsense, verbatim = Evidence(0.05, 0.0, 0.0), Evidence(0.8, 1.0, 30.0)
     >>> minilm.relevance(nonsense) < 0.5 < minilm.relevance(verbatim)
     True
     >>> calibrations("my/own-model").relevance(Evidence(cosine=0.7))
