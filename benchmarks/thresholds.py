@@ -16,7 +16,7 @@ collection, each query's top 10 hits (``Index.explain``, collapse on, as a user 
 - ``known-item``: 150 literal 6–10-word spans, one document each
   (:func:`benchmarks.feedback.known_item_set`); the span's document is the relevant hit;
 - ``nonsense``: 100 queries of random letters (:func:`benchmarks.probes.nonsense`, a seed per
-  part); ``off-topic``: 64 everyday questions per part (:data:`benchmarks.probes.OFF_TOPIC`);
+  part); ``off-topic``: 64 / 63 everyday questions (:data:`benchmarks.probes.OFF_TOPIC`);
   ``other collection`` (held-out only): Cranfield's 225 queries against CISI's index.
 
 Figures at 0.5: *kept*, the share of relevant hits with relevance ≥ 0.5 (the judged queries'
