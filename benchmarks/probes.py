@@ -8,7 +8,7 @@ Cranfield) and ``held-out`` (reported, with CISI). The off-topic questions were 
 this benchmark, the held-out ones apart from the tuning ones and never read by the fit.
 
 Example:
-    >>> nonsense(3, seed=1) == nonsense(3, seed=1), len(OFF_TOPIC["tune"]) >= 60
+    >>> nonsense(3, seed=1) == nonsense(3, seed=1), len(OFF_TOPIC["held-out"]) >= 60
     (True, True)
 """
 

@@ -2,21 +2,23 @@
 across queries, beside the rank score (``Hit.score``: fused, rescaled per query, so a
 nonsense query's best hit still scores near 1).
 
-Each hit's :class:`Evidence` — the cosine of the query's vector and the chunk's, and the share
-of the query terms' IDF the chunk holds (``coverage``) — goes through a logistic calibration
-fitted per embedding model on the tuning collections (relevant hits of judged queries and
-literal spans against the hits of nonsense and off-topic queries; ``relevance.json`` beside
-this module says how, ``experiments/relevance/calibration/`` refits it). The evidence a
-search has picks the calibration: cosine and coverage (``hybrid``), cosine alone (``dense``,
-:meth:`ragkit.Index.search_by_vector`), coverage alone (``sparse``). Both are read for the
-query as written — the original vector and terms, whatever feedback, evidence or reranking
-did to the order. A model without a calibration of its own (any other than the two bundled)
-scores hybrid and sparse hits on coverage alone (the model-free lexical calibration) and
-dense hits by their cosine, clipped to [0, 1].
+Each hit's :class:`Evidence` — the cosine of the query's vector and the chunk's, the share of
+the query terms' BM25 IDF the chunk's terms hold (``coverage``) and that IDF itself
+(``matched``) — goes through a logistic calibration fitted per embedding model on the tuning
+collection (relevant hits of judged queries and literal spans against every hit of nonsense
+and off-topic queries; ``relevance.json`` beside this module holds the coefficients with the
+provenance of the run that fitted them, ``python -m benchmarks.thresholds --fit``). The
+evidence a search has picks the calibration: all three (``hybrid``), the cosine alone
+(``dense``, :meth:`ragkit.Index.search_by_vector`), the lexical two (``sparse``). It is read
+for the query as written — its own vector and terms, whatever feedback, evidence or reranking
+did to the order. A model without a calibration of its own (any but the two bundled) scores
+hybrid and sparse hits on the lexical evidence alone (a calibration fitted on both bundled
+models' hits, which does not read the cosine) and dense hits by their cosine clipped to
+[0, 1] (what LangChain's cosine relevance gives): its cosine range is unknown.
 
 Example:
     >>> minilm = calibrations("all-minilm-l6-v2")
-    >>> nonsense, verbatim = Evidence(cosine=0.05, coverage=0.0), Evidence(0.8, 1.0)
+    >>> nonsense, verbatim = Evidence(0.05, 0.0, 0.0), Evidence(0.8, 1.0, 30.0)
     >>> minilm.relevance(nonsense) < 0.5 < minilm.relevance(verbatim)
     True
     >>> calibrations("my/own-model").relevance(Evidence(cosine=0.7))
@@ -43,11 +45,12 @@ __all__ = [
     "Calibrations",
     "Evidence",
     "calibrations",
-    "coverage",
     "evidence",
+    "features",
+    "held_idf",
 ]
 
-FEATURES = ("cosine", "coverage")
+FEATURES = ("cosine", "coverage", "matched")
 Kind = Literal["hybrid", "dense", "sparse"]
 FALLBACK = "fallback"  # the calibrations of a model without its own
 
@@ -56,11 +59,14 @@ FALLBACK = "fallback"  # the calibrations of a model without its own
 class Evidence:
     """What a hit's relevance is calibrated from: ``cosine``, the inner product of the query's
     vector and the chunk's (unit vectors; None when the query was not embedded, sparse mode),
-    and ``coverage``, the share of the query terms' IDF the chunk's terms hold (None when the
-    query has no terms: dense mode, a search by vector)."""
+    ``coverage``, the share of the query terms' IDF the chunk's terms hold, and ``matched``,
+    that IDF itself (the sum over the query's distinct terms the chunk holds: a long query's
+    answer holds a small share of many terms); both None when the query has no terms (dense
+    mode, a search by vector)."""
 
     cosine: float | None = None
     coverage: float | None = None
+    matched: float | None = None
 
     @property
     def kind(self) -> Kind | None:
@@ -78,7 +84,8 @@ class Evidence:
 @dataclass(frozen=True)
 class Calibration:
     """``logistic(intercept + Σ weight · feature)``, or with ``link = "clip"`` the linear
-    score clipped to [0, 1].
+    score clipped to [0, 1]; the features are ``cosine``, ``coverage`` and ``ln(1 +
+    matched)`` (:func:`features`).
 
     Example:
         >>> Calibration(-2.0, {"coverage": 4.0}).score(Evidence(coverage=0.5))
@@ -90,12 +97,25 @@ class Calibration:
     link: Literal["logistic", "clip"] = "logistic"
 
     def score(self, evidence: Evidence) -> float:
-        linear = self.intercept + sum(
-            weight * float(getattr(evidence, name) or 0.0) for name, weight in self.weights.items()
-        )
+        values = features(evidence)
+        linear = self.intercept + sum(w * values[name] for name, w in self.weights.items())
         if self.link == "clip":
             return min(1.0, max(0.0, linear))
         return 1.0 / (1.0 + math.exp(-linear))
+
+
+def features(evidence: Evidence) -> dict[str, float]:
+    """The calibration's inputs from ``evidence`` (an absent one reads 0).
+
+    Example:
+        >>> features(Evidence(0.5, 0.25, math.e - 1))
+        {'cosine': 0.5, 'coverage': 0.25, 'matched': 1.0}
+    """
+    return {
+        "cosine": evidence.cosine or 0.0,
+        "coverage": evidence.coverage or 0.0,
+        "matched": math.log1p(evidence.matched or 0.0),
+    }
 
 
 @dataclass(frozen=True)
@@ -145,16 +165,15 @@ def calibrations(model: str) -> Calibrations:
     )
 
 
-def coverage(terms: Sequence[str], idf: Sequence[float], held: set[str]) -> float:
-    """The share of the IDF of the query's distinct ``terms`` (their ``idf``, in order) that
-    the chunk's terms ``held`` hold.
+def held_idf(terms: Sequence[str], idf: Sequence[float], held: set[str]) -> float:
+    """The IDF of the query's distinct ``terms`` (their ``idf``, in order) that the chunk's
+    terms ``held`` hold.
 
     Example:
-        >>> coverage(["wing", "flutter"], [1.0, 3.0], {"flutter", "panel"})
-        0.75
+        >>> held_idf(["wing", "flutter"], [1.0, 3.0], {"flutter", "panel"})
+        3.0
     """
-    mass = sum(idf)
-    return sum(w for t, w in zip(terms, idf, strict=True) if t in held) / mass if mass else 0.0
+    return sum(w for t, w in zip(terms, idf, strict=True) if t in held)
 
 
 def evidence(
@@ -175,10 +194,13 @@ def evidence(
         missing = [i for i in ids if i not in known]
         cosines = {i: float(known[i] @ vector) for i in ids if i in known}
         cosines |= dict(store.score_vectors(vector, missing)) if missing else {}
-    covered: dict[int, float] = {}
+    lexical: dict[int, tuple[float, float]] = {}  # coverage, matched
     distinct = list(dict.fromkeys(terms))
     if distinct:
         idf = store.term_idf(distinct)
+        mass = sum(idf)
         held = store.terms_by_id(ids)
-        covered = {i: coverage(distinct, idf, set(held.get(i, ()))) for i in ids}
-    return {i: Evidence(cosines.get(i), covered.get(i)) for i in ids}
+        for i in ids:
+            matched = held_idf(distinct, idf, set(held.get(i, ())))
+            lexical[i] = (matched / mass if mass else 0.0, matched)
+    return {i: Evidence(cosines.get(i), *lexical.get(i, (None, None))) for i in ids}

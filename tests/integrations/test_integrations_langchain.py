@@ -322,15 +322,24 @@ if VectorStoreIntegrationTests is not None:
 
     @pytest.mark.anyio
     class TestStandardVectorStoreOnMilvus(VectorStoreIntegrationTests):
-        """The same suite on a real Milvus server (milvus-lite), a collection per test."""
+        """The same suite on a real Milvus server (milvus-lite): one collection, emptied
+        before each test (a collection per test would cost seconds each)."""
 
         @pytest.fixture
-        def vectorstore(self, milvus_server: str, ragkit_index: Index) -> Iterator[VectorStore]:
-            where = f"milvus://{milvus_server}/langchain_{uuid.uuid4().hex[:12]}"
-            fresh = Index.open(where, create=True, model=MODEL)
-            fresh._encoder = ragkit_index.encoder
-            yield RagkitVectorStore(self.get_embeddings(), index=fresh)
-            fresh.close()
+        def vectorstore(self, milvus_collection: Index) -> VectorStore:
+            store = RagkitVectorStore(self.get_embeddings(), index=milvus_collection)
+            store.delete()
+            assert not milvus_collection.documents()
+            return store
+
+
+@pytest.fixture(scope="module")
+def milvus_collection(milvus_server: str, ragkit_index: Index) -> Iterator[Index]:
+    """One collection on the session's Milvus server for the standard suite."""
+    where = f"milvus://{milvus_server}/langchain_{uuid.uuid4().hex[:12]}"
+    with Index.open(where, create=True, model=MODEL) as opened:
+        opened._encoder = ragkit_index.encoder
+        yield opened
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ store's IDF, the coverage's weights, is the same on both backends."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 
@@ -73,6 +74,9 @@ def test_explain_shows_the_evidence(index: Index) -> None:
     top = index.explain("water boils at sea level", k=1, mode="hybrid")[0]
     evidence = top.evidence
     assert evidence.cosine is not None and 0.0 < evidence.coverage <= 1.0  # type: ignore[operator]
+    assert evidence.matched == pytest.approx(  # the IDF held, of which coverage is the share
+        sum(index.store.term_idf(["water", "boil", "sea", "level"]))
+    )
     assert top.hit.relevance == calibrations(index.settings.embedding_model).relevance(evidence)
     assert index.explain("water boils", k=1, mode="dense")[0].evidence.coverage is None
     assert index.explain("water boils", k=1, mode="sparse")[0].evidence.cosine is None
@@ -89,17 +93,21 @@ def test_the_store_s_idf_is_bm25_s_on_both_backends(index: Index) -> None:
 @pytest.mark.parametrize("model", [*MODELS, "someone/else"])
 def test_calibrations_rise_with_the_evidence(model: str) -> None:
     chosen = calibrations(model)
-    grid = np.linspace(-0.2, 1.0, 25)
-    for fixed in np.linspace(0.0, 1.0, 6):
-        for evidence in (
-            [Evidence(float(c), float(fixed)) for c in grid],  # hybrid, along the cosine
-            [Evidence(float(fixed), float(v)) for v in grid if v >= 0],  # along the coverage
-            [Evidence(cosine=float(c)) for c in grid],  # dense
-            [Evidence(coverage=float(v)) for v in grid if v >= 0],  # sparse
+    cosines = [float(c) for c in np.linspace(-0.2, 1.0, 13)]
+    shares = [float(v) for v in np.linspace(0.0, 1.0, 11)]
+    masses = [0.0, 1.0, 3.0, 10.0, 30.0, 100.0]
+    for c, v, m in itertools.product(cosines[::3], shares[::3], masses[::2]):
+        for along in (
+            [Evidence(x, v, m) for x in cosines],  # hybrid, along each piece of evidence
+            [Evidence(c, x, m) for x in shares],
+            [Evidence(c, v, x) for x in masses],
+            [Evidence(cosine=x) for x in cosines],  # dense
+            [Evidence(coverage=x, matched=m) for x in shares],  # sparse
+            [Evidence(coverage=v, matched=x) for x in masses],
         ):
-            scores = [chosen.relevance(each) for each in evidence]
+            scores = [chosen.relevance(each) for each in along]
             assert all(0.0 <= s <= 1.0 for s in scores)
-            assert scores == sorted(scores), (model, evidence[0].kind)
+            assert scores == sorted(scores), (model, along[0].kind)
     assert chosen.relevance(Evidence()) == 0.0
 
 
@@ -115,5 +123,7 @@ def test_the_shipped_calibrations_say_how_they_were_fitted() -> None:
     fallback = calibrations("bge-m3")  # a model without its own: coverage, or the cosine
     assert fallback.relevance(Evidence(cosine=0.7)) == pytest.approx(0.7)
     assert fallback.relevance(Evidence(cosine=-0.3)) == 0.0
-    assert fallback.relevance(Evidence(0.9, 0.0)) == fallback.relevance(Evidence(0.1, 0.0))
+    assert fallback.relevance(Evidence(0.9, 0.2, 3.0)) == fallback.relevance(
+        Evidence(0.1, 0.2, 3.0)
+    )
     assert bundled_name("intfloat/multilingual-e5-small") == "multilingual-e5-small"

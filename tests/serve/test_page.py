@@ -136,6 +136,18 @@ def test_explain_keeps_the_hits_and_takes_their_scores_apart(
         assert text[hit["end"] :].startswith(why["after"])
 
 
+def test_search_takes_mmr_and_returns_relevance(api: TestClient, folder: Path) -> None:
+    body = {"query": ENGLISH, "index": NAME, "k": 2, "mmr_lambda": 0.5, "mmr_candidates": 6}
+    found = api.post("/search", json=body)
+    assert found.status_code == 200, found.text
+    with Index.open(folder) as index:
+        expected = index.search(ENGLISH, k=2, mmr_lambda=0.5, mmr_candidates=6)
+    assert found.json()["hits"] == [asdict(hit) for hit in expected]
+    assert all(0.0 <= hit["relevance"] <= 1.0 for hit in found.json()["hits"])
+    refused = api.post("/search", json=body | {"mmr_candidates": 1})
+    assert refused.status_code == 422 and "mmr_candidates=1 < k=2" in refused.text
+
+
 def test_index_details_doctor_and_documents(api: TestClient, folder: Path) -> None:
     details = api.get(f"/indexes/{NAME}").json()
     with Index.open(folder) as index:
