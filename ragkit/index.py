@@ -338,9 +338,7 @@ class Index:
     def stored_key(self, key: str) -> str:
         """``key`` as the index stores it: as given when a document has it, else the absolute
         form of a path typed relative to the current folder (:func:`document_key`)."""
-        if self.store.language_decision(key) is not None:
-            return key
-        return document_key(key)
+        return key if self.store.language_decision(key) is not None else document_key(key)
 
     @one_generation
     def search(self, query: str, options: SearchOptions | None = None, **given: Any) -> list[Hit]:
@@ -361,14 +359,14 @@ class Index:
         self, vector: Any, options: SearchOptions | None = None, **given: Any
     ) -> list[Hit]:
         """The ``k`` chunks nearest ``vector`` (as :meth:`embed_query` gives), best first, as
-        :meth:`search` in dense mode finds them; a vector not of the index's dimension, not
-        finite or not numbers is an :class:`InvalidArgumentError`.
+        dense :meth:`search` finds them; a vector not of the index's dimension, not finite or
+        not numbers is an :class:`InvalidArgumentError`.
 
         Example:
             >>> index.search_by_vector(index.embed_query("boiling water"), k=1)  # doctest: +SKIP
         """
-        chosen = SearchOptions.of(options, **given)
-        return [hit for hit, *_ in self._sequence().run_vector(vector, chosen)]
+        found = self._sequence().run_vector(vector, SearchOptions.of(options, **given))
+        return [hit for hit, *_ in found]
 
     def embed_query(self, text: str) -> Vector:
         """``text`` embedded as :meth:`search` embeds a query (unit length)."""

@@ -41,7 +41,9 @@ class RagkitRetriever:
     ``index`` is an open :class:`~ragkit.Index` or its location; or give
     ``document_store`` (a :class:`RagkitDocumentStore`, also accepted as the first argument,
     where Haystack's retrievers take their store) to search its index. Each document is a passage:
-    ``content`` its text, ``score`` ragkit's score, ``meta`` the document's metadata with
+    ``content`` its text, ``score`` its relevance (``Hit.relevance``: in [0, 1] and comparable
+    across queries, for thresholds; documents come in ragkit's rank order), ``meta`` the
+    document's metadata with
     ``file_path`` (for files), ``language``, ``title``, ``source_id`` (the document key),
     ``split_idx_start`` / ``split_idx_end`` (offsets into the document's original text).
     ``filters`` (:func:`haystack_filters`) at run time replace those given here, or are
@@ -187,4 +189,4 @@ def hit_document(hit: Hit, length: int | None = None) -> Document:
         meta |= {"source_id": hit.key, "split_idx_start": hit.start, "split_idx_end": hit.end}
     whole = hit.start == 0 and hit.end == length
     identifier = hit.key if whole else f"{hit.key}:{hit.start}-{hit.end}"
-    return Document(id=identifier, content=hit.text, meta=meta, score=hit.score)
+    return Document(id=identifier, content=hit.text, meta=meta, score=hit.relevance)
