@@ -72,11 +72,6 @@ class Encoder:
             raise RagkitError(f"model {self.spec.name!r}: its output has no fixed dimension")
         return int(dimension)
 
-    @property
-    def loaded(self) -> bool:
-        """Whether the sentence-transformers model (and torch) is loaded in this encoder."""
-        return self._model is not None
-
     def runtime(self) -> OnnxEncoder | None:
         """The ONNX copy every text of this encoder runs on, or None (torch), chosen at the
         first call."""
