@@ -8,12 +8,14 @@ in Latin-1, notes saved by Windows in cp1252 — and is read through ``charset-n
 
 - some 8-bit encoding reads every byte with little mess (charset-normalizer's own measure of
   out-of-place symbols and letters, at most :data:`MAX_MESS`);
-- among the cleanest readings, cp1252 wins where it is one of them (the commonest legacy
-  encoding of Western text, a superset of Latin-1's printable characters; short texts read the
-  same in many encodings, and cp1252 is the likely one), then the other Windows code pages
-  (far commoner than the Mac and DOS ones that read the same bytes almost alike), then
-  charset-normalizer's first; a guess other than cp1252 needs enough non-ASCII bytes
-  (:data:`MIN_EVIDENCE`) to tell encodings apart;
+- cp1252 wins when it is one of the cleanest readings, or one with little mess while the
+  text has too few non-ASCII bytes (:data:`MIN_EVIDENCE`) to tell encodings apart: it is the
+  commonest legacy encoding of Western text (Latin-1's printable characters and more), and a
+  mostly-ASCII changelog with one "Kämpf" reads as Big5 or Shift JIS just as cleanly to a
+  detector that has two bytes to go on;
+- otherwise the other Windows code pages among the cleanest readings (far commoner than the
+  Mac and DOS ones that read the same bytes almost alike), then charset-normalizer's first,
+  if there are enough non-ASCII bytes;
 - the text has no control characters besides tabs, line and page breaks (binary data);
 - the bytes are not mostly valid UTF-8 sequences with a few bad ones (a damaged UTF-8 file
   read as cp1252 would turn every accented letter into two wrong ones).
@@ -33,13 +35,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ragkit.errors import RagkitError
 
 MAX_MESS = 0.2  # charset-normalizer's "chaos" of a reading, 0 (clean) to 1
 MIN_EVIDENCE = 16  # non-ASCII bytes below which only a cp1252 reading is trusted
-# Among equally clean readings, the first of these that is one of them (cp1252 first).
-WINDOWS = ("cp1252", "cp1250", "cp1251", "cp1253", "cp1254", "cp1255", "cp1256", "cp1257", "cp1258")
+# After cp1252, among equally clean readings, the first of these that is one of them.
+WINDOWS = ("cp1250", "cp1251", "cp1253", "cp1254", "cp1255", "cp1256", "cp1257", "cp1258")
 # Control characters no text file holds: C0 but tab, line feed, vertical tab, form feed,
 # carriage return and escape; DEL; C1 (what Latin-1 makes of cp1252's punctuation bytes).
 _CONTROLS = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f]")
@@ -47,6 +50,7 @@ _UTF8_SEQUENCE = re.compile(
     rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}"
 )
 _NON_ASCII = re.compile(rb"[\x80-\xff]")
+_C1_BYTES = re.compile(rb"[\x80-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -131,19 +135,22 @@ def _legacy(data: bytes, where: str) -> Decoded:
     if not readings:
         raise RagkitError(f"{where}, and no 8-bit encoding reads it as text (binary?)")
     cleanest = min(match.chaos for match in readings)
-    tied = [
-        name
-        for match in readings
-        if match.chaos <= cleanest
-        for name in match.could_be_from_charset
-    ]
-    windows = [name for name in tied if name in WINDOWS]
-    encoding = min(windows, key=WINDOWS.index) if "cp1252" in windows else (windows or tied)[0]
-    if encoding != "cp1252" and non_ascii < MIN_EVIDENCE:
-        raise RagkitError(
-            f"{where}, and its {non_ascii} non-ASCII bytes are too few to tell the encoding "
-            f"(best guess {encoding}); re-encode the file as UTF-8"
-        )
+    western = [match.chaos for match in readings if _reads_as_cp1252(match, data)]
+    if western and (min(western) <= cleanest or non_ascii < MIN_EVIDENCE):
+        encoding = "cp1252"
+    else:
+        tied = [
+            name
+            for match in readings
+            if match.chaos <= cleanest
+            for name in match.could_be_from_charset
+        ]
+        encoding = next((name for name in tied if name in WINDOWS), tied[0])
+        if non_ascii < MIN_EVIDENCE:
+            raise RagkitError(
+                f"{where}, and its {non_ascii} non-ASCII bytes are too few to tell the "
+                f"encoding (best guess {encoding}); re-encode the file as UTF-8"
+            )
     text = data.decode(encoding)
     control = _CONTROLS.search(text)
     if control:
@@ -152,3 +159,10 @@ def _legacy(data: bytes, where: str) -> Decoded:
             f"U+{ord(control.group()):04X} (binary?); re-encode the file as UTF-8"
         )
     return Decoded(text, encoding)
+
+
+def _reads_as_cp1252(match: Any, data: bytes) -> bool:
+    """Whether charset-normalizer's reading ``match`` is cp1252's: cp1252 among the encodings
+    that read the bytes alike, or Latin-1 with no byte in 0x80–0x9F (where the two differ)."""
+    alike = match.could_be_from_charset
+    return "cp1252" in alike or ("latin_1" in alike and not _C1_BYTES.search(data))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ragkit.documents import load_paths
-from ragkit.documents.encodings import decode_document
+from ragkit.documents.encodings import Decoded, decode_document
 from ragkit.errors import RagkitError
 
 CHANGELOG = """\
@@ -49,6 +49,17 @@ def test_a_latin1_changelog_is_read_and_its_encoding_kept(tmp_path: Path) -> Non
 def test_short_cp1252_texts_are_read(text: str) -> None:
     assert decode_document(text.encode("cp1252"), Path("a.txt")).encoding == "cp1252"
     assert decode_document(text.encode("cp1252"), Path("a.txt")).text == text
+
+
+def test_one_latin1_name_in_an_english_file_is_not_read_as_cjk() -> None:
+    """As /usr/share/doc/make/NEWS.gz: charset-normalizer ranks Big5, Shift JIS, GB18030 as
+    clean as cp1252 or cleaner with two bytes to go on; the mostly-ASCII text is cp1252."""
+    news = (
+        "* The VMS port of GNU make was updated; it builds with the DEC C compiler.\n" * 30
+        + "  This port was done by Klaus Kämpf <kkaempf@example.de>.\n"
+        + "* Fixed a crash when a makefile ends in a backslash.\n" * 40
+    )
+    assert decode_document(news.encode("latin-1"), Path("NEWS")) == Decoded(news, "cp1252")
 
 
 def test_latin1_html_is_read(tmp_path: Path) -> None:
