@@ -19,9 +19,11 @@ Sparse does not depend on the encoder: it shows the runs are otherwise the same.
 Run::
 
     .venv/bin/python -m benchmarks.int8_quality
-    .venv/bin/python -m benchmarks.int8_quality --models all-minilm-l6-v2 --collections cranfield
+    .venv/bin/python -m benchmarks.int8_quality --models all-minilm-l6-v2 --collections cisi \
+        --label cisi                                  # the held-out CISI, on its own
 
-Writes ``benchmarks/results/int8_quality.json`` and prints a table.
+Writes ``benchmarks/results/int8_quality[-LABEL].json`` (after each evaluation: a long run
+keeps what it measured) and prints a table.
 """
 
 from __future__ import annotations
@@ -46,14 +48,15 @@ from ragkit.paths import cache_dir
 MODELS = ("all-minilm-l6-v2", "multilingual-e5-small")
 PRECISIONS = ("fp32", "int8")
 COLLECTIONS = ("cranfield", *PARTS["tune"])
+BEIR_SETS = ("cranfield", "cisi")  # the shared collections; CISI is held out, on request
 MODES = ("sparse", "dense", "hybrid")
 MARGIN = 0.005  # nDCG@10 int8 may lose on any set and still be a model's default
 
 
 def query_sets(collection: str, out: Path) -> list[tuple[str, Path]]:
     """``(set name, BEIR folder)`` of a collection's query sets (sharing one corpus)."""
-    if collection == "cranfield":
-        return [("cranfield", beir_folder("cranfield"))]
+    if collection in BEIR_SETS:
+        return [(collection, beir_folder(collection))]
     folder = write_sets(collection, out, 1000, 200, 13)
     return [(f"{collection} {name}", folder / name) for name in SETS]
 
@@ -119,7 +122,10 @@ def show(rows: list[dict], verdict: dict[str, dict]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
-    parser.add_argument("--collections", nargs="+", default=list(COLLECTIONS), choices=COLLECTIONS)
+    parser.add_argument(
+        "--collections", nargs="+", default=list(COLLECTIONS), choices=[*COLLECTIONS, "cisi"]
+    )
+    parser.add_argument("--label", default="", help="suffix of the result file")
     parser.add_argument("--out", type=Path, default=cache_dir() / "bench" / "arabic")
     args = parser.parse_args()
     rows: list[dict] = []
@@ -129,7 +135,8 @@ def main() -> None:
                 rows += run(model, precision, collection, args.out)
                 verdict = verdicts(rows)  # written as it goes: a long run keeps what it did
                 path = write_result(
-                    "int8_quality", {"margin": MARGIN, "rows": rows, "verdicts": verdict}
+                    "-".join(filter(None, ("int8_quality", args.label))),
+                    {"margin": MARGIN, "rows": rows, "verdicts": verdict},
                 )
     show(rows, verdicts(rows))
     print(path)
