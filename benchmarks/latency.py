@@ -23,15 +23,15 @@ In one run, with ragkit's default thread policy (:mod:`ragkit.threads`):
   with each, as other work on a shared machine counts too.
 - **query encoding alone**, idle, in the same run: ragkit's query path
   (:meth:`ragkit.embed.Encoder.encode_queries`: ONNX Runtime on one thread,
-  :mod:`ragkit.embed.onnx_query`), its torch path (``Encoder._forward``: one forward pass of the
+  :mod:`ragkit.embed.onnx_runtime`), its torch path (``Encoder._forward``: one forward pass of the
   torch modules on one thread, what runs where ONNX Runtime cannot) and, as the peer,
   ``SentenceTransformer.encode`` of the same model on ragkit's thread count.
 - **HTTP**: ``ragkit serve`` started on a free port (start-up = until ``/health`` answers),
   ``POST /search`` from 1 client, then from 8 concurrent clients (threads, one connection
   each): p50/p95 per request and requests per second.
 - **cold CLI**: one ``ragkit query`` wall clock in a new process, as a user runs it (the query
-  on the checked ONNX copy, torch never imported: :mod:`ragkit.embed.onnx_query`) and, as the
-  peer, with ``RAGKIT_QUERY_RUNTIME=torch`` (the process loads torch and the model).
+  on the checked ONNX copy, torch never imported: :mod:`ragkit.embed.onnx_runtime`) and, as the
+  peer, with ``RAGKIT_EMBED_RUNTIME=torch`` (the process loads torch and the model).
 
 Writes ``benchmarks/results/latency.json`` and prints a table.
 """
@@ -139,13 +139,13 @@ def http_clients(url: str, texts: list[str], clients: int) -> dict[str, float]:
 
 
 def cold_query(folder: Path, text: str, runtime: str = "auto") -> float:
-    """Wall seconds of one ``ragkit query`` in a new process (``RAGKIT_QUERY_RUNTIME``)."""
+    """Wall seconds of one ``ragkit query`` in a new process (``RAGKIT_EMBED_RUNTIME``)."""
     clock = time.perf_counter()
     subprocess.run(
         [RAGKIT, "query", text, "--index", str(folder), "-k", "10"],
         check=True,
         capture_output=True,
-        env={**os.environ, "RAGKIT_QUERY_RUNTIME": runtime},
+        env={**os.environ, "RAGKIT_EMBED_RUNTIME": runtime},
     )
     return time.perf_counter() - clock
 

@@ -69,6 +69,10 @@ class Settings(BaseModel):
     """
 
     embedding_model: Fixed[str] = Field(default_factory=lambda: read("model") or DEFAULT_MODEL)
+    # The encoder's numbers (ragkit.embed.int8): "fp32", or "int8", its dynamically quantized
+    # ONNX copy (faster, vectors close to fp32's, not equal). An index's vectors, passages and
+    # queries, all come from one precision.
+    embedding_precision: Fixed[Literal["fp32", "int8"]] = "fp32"
     # Chunking (ragkit.chunking): "adaptive" picks per document among the chunkers by the
     # weighted metrics (SC BI ICC DCC RC; None = equal weights); any other value names one chunker.
     chunker: Fixed[str] = "adaptive"
@@ -221,6 +225,7 @@ class Settings(BaseModel):
             else ""
         )
         return [
+            ("embedding precision", self.embedding_precision),
             ("chunking", f"{self.chunker}, {self.chunk_tokens} tokens per chunk{vectors}"),
             ("chunk context", self.chunk_context),
             ("fusion", f"{fusion}, {self.fusion_depth} candidates per list"),
@@ -256,7 +261,7 @@ ANALYSIS_SETTINGS = applying(Applies.ANALYSIS)
 # The settings by what they shape; a settings file may give them flat (`chunk_tokens = 200`)
 # or under their group's table (`[chunking]` then `chunk_tokens = 200`).
 GROUPS: dict[str, tuple[str, ...]] = {
-    "model": ("embedding_model", "embed_batch_size"),
+    "model": ("embedding_model", "embedding_precision", "embed_batch_size"),
     "chunking": (
         "chunker", "chunk_tokens", "chunk_min_tokens", "chunk_weights", "chunk_vectors",
         "chunk_context",
@@ -389,6 +394,10 @@ def handle_settings(
         Traceback (most recent call last):
         ...
         ragkit.errors.SettingsMismatchError: idx: built with chunk_tokens=256, not 64; use a new --index folder for other settings
+        >>> handle_settings(Settings(), None, {"embedding_precision": "int8"}, {}, "idx")
+        Traceback (most recent call last):
+        ...
+        ragkit.errors.SettingsMismatchError: idx: its vectors are fp32, not int8; one index holds vectors of one precision (embedding_precision): use a new --index folder for int8
     """
     if model and model not in (DEFAULT_MODEL, stored.embedding_model):
         raise SettingsMismatchError(
@@ -398,6 +407,12 @@ def handle_settings(
     for name, value in given.items():
         if name not in QUERY_SETTINGS and getattr(stored, name) != value:
             source = f" (set in {filed[name]})" if name in filed else ""
+            if name == "embedding_precision":  # as another model: vectors that do not compare
+                raise SettingsMismatchError(
+                    f"{where}: its vectors are {stored.embedding_precision}, not {value}{source}; "
+                    "one index holds vectors of one precision (embedding_precision): use a new "
+                    f"--index folder for {value}"
+                )
             raise SettingsMismatchError(
                 f"{where}: built with {name}={getattr(stored, name)!r}, not "
                 f"{value!r}{source}; use a new --index folder for other settings"

@@ -64,10 +64,10 @@ class Environment(BaseSettings):
         allow_inf_nan=False,
         description="give the seconds between progress lines in a log, e.g. 30",
     )
-    query_runtime: Annotated[Literal["auto", "onnx", "torch"], BeforeValidator(_lowered)] = Field(
+    embed_runtime: Annotated[Literal["auto", "onnx", "torch"], BeforeValidator(_lowered)] = Field(
         "auto",
-        description="give one of auto, onnx, torch (auto: ONNX Runtime for single queries "
-        "when installed)",
+        description="give one of auto, onnx, torch (auto: ONNX Runtime for passages and "
+        "queries when installed)",
     )
 
 

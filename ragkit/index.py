@@ -130,7 +130,9 @@ class Index:
             )
             encoder = None
             if chosen.embedding_model != AUTO_MODEL:
-                encoder = Encoder(chosen.embedding_model, chosen.embed_batch_size)
+                encoder = Encoder(
+                    chosen.embedding_model, chosen.embed_batch_size, chosen.embedding_precision
+                )
             dimension = encoder.dimension if encoder else AUTO_DIMENSION
             try:
                 index = cls(create_store(location, chosen, dimension))
@@ -165,7 +167,10 @@ class Index:
                     f"{self.store.location}: no embedding model yet; model 'auto' is chosen from "
                     "the documents of the first ingest"
                 )
-            self._encoder = Encoder(self.settings.embedding_model, self.settings.embed_batch_size)
+            settings = self.settings
+            self._encoder = Encoder(
+                settings.embedding_model, settings.embed_batch_size, settings.embedding_precision
+            )
         return self._encoder
 
     def ingest(
@@ -221,7 +226,6 @@ class Index:
                 report = run.run([Path(p) for p in paths], prune, progress, guard)
             finally:
                 self._take_model(run)
-        self._prepare_query_copy()
         return report
 
     def add(
@@ -272,7 +276,6 @@ class Index:
                 report = run.run_records(records, source, prune, progress, guard)
             finally:
                 self._take_model(run)
-        self._prepare_query_copy()
         return report
 
     def _take_model(self, run: Ingest) -> None:
@@ -281,11 +284,6 @@ class Index:
             model = {"embedding_model": run.settings.embedding_model}
             self.settings = self.settings.model_copy(update=model)
         self._encoder = run.encoder or self._encoder
-
-    def _prepare_query_copy(self) -> None:
-        """After an ingest that loaded the encoder, its query copy for later processes."""
-        if self._encoder is not None and self._encoder.loaded:
-            self._encoder.prepare_query_copy()  # later query processes start without torch
 
     def _follow_model(self) -> None:
         """Take the model another handle's (or process's) first ingest chose for this ``auto``

@@ -12,8 +12,14 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from ragkit.cli.ingest import INGEST_STAGES
-from ragkit.cli.output import fail, print_eval_reports, progress_bar, stage_progress
+from ragkit.cli.ingest import INGEST_STAGES, PRECISION
+from ragkit.cli.output import (
+    fail,
+    option_error,
+    print_eval_reports,
+    progress_bar,
+    stage_progress,
+)
 from ragkit.cli.search_options import with_search_options
 from ragkit.errors import RagkitError
 from ragkit.query import SearchOptions
@@ -41,11 +47,14 @@ def eval_command(
     chunker: str | None = typer.Option(
         None, "--chunker", help="Build the index with one chunker instead of adaptive."
     ),
+    precision: str | None = PRECISION,
     json_out: Path | None = typer.Option(None, "--json", help="Write the reports as JSON here."),
     *,
     options: SearchOptions,
 ) -> None:
     """Evaluate retrieval on a BEIR-layout dataset: nDCG@10, Recall@100, MRR@10 per mode."""
+    from pydantic import ValidationError
+
     from ragkit.config import DEFAULT_MODEL
     from ragkit.evaluate import evaluate
 
@@ -62,8 +71,11 @@ def eval_command(
                 options.fusion,
                 stage_progress(bar, INGEST_STAGES),
                 **({"chunker": chunker} if chunker else {}),
+                **({"embedding_precision": precision} if precision else {}),
                 **query_settings,
             )
+    except ValidationError as error:
+        fail(option_error(error, {"embedding_precision": "--precision"}))
     except RagkitError as error:
         fail(error)
     print_eval_reports(reports)

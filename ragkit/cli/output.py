@@ -192,7 +192,7 @@ def read_text_file(path: Path) -> str:
         ...
         ragkit.errors.RagkitError: no such notes.txt: no such file (give a text file, or - to read standard input)
     """
-    from ragkit.documents.formats import decode_text
+    from ragkit.documents.encodings import decode_text
 
     try:
         return decode_text(path.read_bytes(), path)

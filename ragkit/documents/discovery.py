@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragkit.documents.compressed import compression, inner_name, reader_suffix, sample
+from ragkit.documents.encodings import decode_document
 from ragkit.documents.options import LoadOptions
 from ragkit.errors import EmptyFileError, InvalidArgumentError, RagkitError
 
@@ -134,8 +135,9 @@ def file_problem(path: Path) -> str | None:
 
 def looks_like_text(path: Path) -> bool:
     """Whether the first :data:`SNIFF_BYTES` of ``path`` (decompressed, for a compressed file)
-    are text: UTF-16 with a BOM, or UTF-8 without NUL bytes (a character cut by the end of the
-    sample is fine).
+    are text: UTF-16 with a BOM, UTF-8 without NUL bytes (a character cut by the end of the
+    sample is fine), or text in a legacy 8-bit encoding that
+    :func:`~ragkit.documents.encodings.decode_document` would read.
 
     Example:
         >>> import tempfile
@@ -162,7 +164,12 @@ def looks_like_text(path: Path) -> bool:
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as error:
-        return len(head) == SNIFF_BYTES and error.start >= len(head) - 3
+        if len(head) == SNIFF_BYTES and error.start >= len(head) - 3:
+            return True
+        try:
+            decode_document(head, path)
+        except RagkitError:
+            return False
     return True
 
 
@@ -202,14 +209,14 @@ def unsupported_type(path: Path) -> SkippedFile | None:
         return None
     kind = compression(path)
     if suffix and not known:  # 'README.Debian' holding bytes that are not text
-        reason = f"unsupported file type {suffix!r}: not UTF-8 text"
+        reason = f"unsupported file type {suffix!r}: not text"
     elif suffix:
         named = suffix + path.suffix.lower() if kind else suffix  # '.tar.gz', '.png'
         reason = f"unsupported file type {named!r}"
     elif kind:
-        reason = f"{kind} file of {inner_name(path)!r}: no extension and not UTF-8 text"
+        reason = f"{kind} file of {inner_name(path)!r}: no extension and not text"
     else:
-        reason = "no extension and not UTF-8 text"
+        reason = "no extension and not text"
     return SkippedFile(display_path(path), reason, unsupported=True)
 
 

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from ragkit.documents.checks import record_problem
 from ragkit.documents.discovery import SkippedFile, display_path, document_key
+from ragkit.documents.encodings import decode_text
 from ragkit.documents.jsonl import parse_line
 from ragkit.documents.types import Block, Document, LoadResult, content_hash
 from ragkit.errors import EmptyFileError, RagkitError
@@ -109,27 +110,6 @@ def _rst_title(lines: list[str]) -> int | None:
     return 0 if underlined and len(lines[1].rstrip()) >= len(lines[0].strip()) else None
 
 
-def decode_text(data: bytes, path: Path) -> str:
-    """UTF-8 (with or without BOM) or UTF-16 with BOM; anything else is refused.
-
-    Example:
-        >>> decode_text("café".encode("latin-1"), Path("a.txt"))
-        Traceback (most recent call last):
-        ...
-        ragkit.errors.RagkitError: a.txt: not valid UTF-8 at byte 3; re-encode the file as UTF-8
-    """
-    utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
-    if not utf16 and b"\x00" in data:
-        raise RagkitError(f"{path}: looks binary (NUL bytes), not text")
-    try:
-        return data.decode("utf-16") if utf16 else data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        encoding = "UTF-16" if utf16 else "UTF-8"
-        raise RagkitError(
-            f"{path}: not valid {encoding} at byte {error.start}; re-encode the file as UTF-8"
-        ) from error
-
-
 class _HtmlBlocks(HTMLParser):
     """Collects visible text of an HTML page as typed blocks."""
 
@@ -199,9 +179,15 @@ def _join_blocks(parts: list[tuple[str, str]]) -> tuple[str, list[Block]]:
     return "\n\n".join(text_parts), blocks
 
 
-def html_text(data: bytes, path: Path) -> tuple[str, list[Block]]:
+def html_text(page: str) -> tuple[str, list[Block]]:
+    """The visible text of a web page and its blocks.
+
+    Example:
+        >>> html_text("<h1>Water</h1><p>It boils.</p><script>x()</script>")[1]
+        [Block(kind='heading', start=0, end=5), Block(kind='paragraph', start=7, end=16)]
+    """
     parser = _HtmlBlocks()
-    parser.feed(decode_text(data, path))
+    parser.feed(page)
     parser.close()
     return _join_blocks(parser.parts)
 

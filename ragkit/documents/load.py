@@ -22,8 +22,8 @@ from typing import TypeVar
 
 from ragkit.documents.compressed import compression, decompress, inner_name, reader_suffix
 from ragkit.documents.discovery import SkippedFile, discover, document_key
+from ragkit.documents.encodings import decode_document
 from ragkit.documents.formats import (
-    decode_text,
     html_text,
     jsonl_documents,
     pdf_text,
@@ -32,7 +32,7 @@ from ragkit.documents.formats import (
 )
 from ragkit.documents.options import LoadOptions
 from ragkit.documents.records import json_documents, table_documents
-from ragkit.documents.types import Document, LoadResult, content_hash
+from ragkit.documents.types import Block, Document, LoadResult, content_hash
 from ragkit.environment import read
 from ragkit.errors import EmptyFileError, InputRefusedError, RagkitError
 
@@ -106,16 +106,14 @@ def load_file(path: Path, result: LoadResult, text_field: str = "text") -> None:
         else:
             table_documents(data, path, result, text_field)
         return
+    metadata: dict[str, str] = {}
     if suffix == ".pdf":
         text, blocks = pdf_text(data, path, max_file_bytes())
-    elif suffix in (".html", ".htm"):
-        text, blocks = html_text(data, path)
     else:
-        text = decode_text(data, path)
-        if suffix == ".rst" or inner_name(path).lower().endswith(".rst.txt"):
-            blocks = rst_blocks(text)
-        else:
-            blocks = text_blocks(text, markdown=suffix in (".md", ".markdown"))
+        decoded = decode_document(data, path)
+        if decoded.encoding:  # read in a legacy 8-bit encoding, guessed
+            metadata["encoding"] = decoded.encoding
+        text, blocks = text_with_blocks(decoded.text, path, suffix)
     if not text.strip():
         raise EmptyFileError(f"{path}: empty (no text to index)")
     title = next((text[b.start : b.end] for b in blocks if b.kind == "heading"), "")
@@ -127,8 +125,23 @@ def load_file(path: Path, result: LoadResult, text_field: str = "text") -> None:
             content_hash=content_hash(data),
             blocks=blocks,
             title=title.lstrip("# ").strip(),
+            metadata=metadata,
         )
     )
+
+
+def text_with_blocks(text: str, path: Path, suffix: str) -> tuple[str, list[Block]]:
+    """A decoded file's text (a web page's visible text) and its blocks, by its ``suffix``.
+
+    Example:
+        >>> text_with_blocks("Intro\\n=====\\n\\nIt boils.", Path("a.rst"), ".rst")[1][0].kind
+        'heading'
+    """
+    if suffix in (".html", ".htm"):
+        return html_text(text)
+    if suffix == ".rst" or inner_name(path).lower().endswith(".rst.txt"):
+        return text, rst_blocks(text)
+    return text, text_blocks(text, markdown=suffix in (".md", ".markdown"))
 
 
 FileProgress = Callable[[int, int], None]

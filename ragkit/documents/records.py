@@ -35,7 +35,8 @@ from typing import Any
 from ragkit.documents.checks import record_problem
 from ragkit.documents.compressed import reader_suffix
 from ragkit.documents.discovery import SkippedFile, display_path, document_key
-from ragkit.documents.formats import decode_text, text_blocks
+from ragkit.documents.encodings import decode_text
+from ragkit.documents.formats import text_blocks
 from ragkit.documents.types import Document, LoadResult, content_hash
 from ragkit.errors import InputRefusedError
 

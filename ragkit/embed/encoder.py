@@ -11,17 +11,20 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast, get_args
 
 import numpy as np
 
+from ragkit.embed.int8 import int8_copy
 from ragkit.embed.models import load_encoder, model_spec
-from ragkit.embed.onnx_query import OnnxQueryEncoder
+from ragkit.embed.onnx_runtime import OnnxEncoder, Precision, runtime_choice
 from ragkit.errors import RagkitError
 from ragkit.normalize.unicode import text_only
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
+
+PRECISIONS: tuple[str, ...] = get_args(Precision)
 
 
 class Encoder:
@@ -31,23 +34,28 @@ class Encoder:
     :meth:`encode_passages` call (whoever calls it: chunk scoring or the chunk vectors), so a
     progress display moves while a long call runs.
 
-    The sentence-transformers model (and torch) loads at the first use of :attr:`model`. Every
-    single query runs on ONNX Runtime where it can (:mod:`ragkit.embed.onnx_query`), so one
-    process never mixes two runtimes' vectors: with a copy an earlier process checked, without
-    loading torch or the model at all (``ragkit query``); otherwise the copy is exported and
-    checked beside the model first (:meth:`onnx_queries`, once per machine: ``Index.ingest``
-    and ``ragkit serve`` do it ahead); where it cannot run, through the torch modules
-    (:meth:`_forward`).
+    Passages and queries run on ONNX Runtime where they can (:mod:`ragkit.embed.onnx_runtime`),
+    one runtime for the whole process (:meth:`runtime`, chosen at the first use): with a copy an
+    earlier process checked, without importing torch at all (``ragkit ingest``, ``ragkit
+    query``); otherwise the copy is exported and checked beside the torch model first (once
+    per machine); where it cannot run, through the torch modules (loaded at the first use of
+    :attr:`model`). ``precision="int8"`` embeds with the int8 copy (:mod:`ragkit.embed.int8`),
+    which has no torch path.
     """
 
-    def __init__(self, model_name: str, batch_size: int = 32) -> None:
+    def __init__(self, model_name: str, batch_size: int = 32, precision: str = "fp32") -> None:
+        if precision not in PRECISIONS:
+            raise RagkitError(
+                f"embedding_precision {precision!r}: give one of {', '.join(PRECISIONS)}"
+            )
         self.spec = model_spec(model_name)
+        self.precision = cast(Precision, precision)
         self._model: SentenceTransformer | None = None
         self.batch_size = batch_size
         self.on_passages: Callable[[int, int], None] | None = None
-        self._onnx: OnnxQueryEncoder | None = None
-        self._onnx_tried = False
-        self._onnx_lock = threading.Lock()
+        self._onnx: OnnxEncoder | None = None
+        self._runtime_chosen = False
+        self._lock = threading.Lock()
 
     @property
     def model(self) -> SentenceTransformer:
@@ -58,12 +66,46 @@ class Encoder:
 
     @property
     def dimension(self) -> int:
-        dimension = self.model.get_embedding_dimension()
+        onnx = self.runtime()
+        dimension = onnx.dimension if onnx else self.model.get_embedding_dimension()
         if dimension is None:
             raise RagkitError(f"model {self.spec.name!r}: its output has no fixed dimension")
         return int(dimension)
 
+    def runtime(self) -> OnnxEncoder | None:
+        """The ONNX copy every text of this encoder runs on, or None (torch), chosen at the
+        first call."""
+        with self._lock:
+            if not self._runtime_chosen:
+                self._onnx = self._open_runtime()
+                self._runtime_chosen = True
+        return self._onnx
+
+    def _open_runtime(self) -> OnnxEncoder | None:
+        """A checked copy (no torch) if there is one, else the copy made and checked beside
+        the torch model, else None; the int8 copy of it for ``precision="int8"``."""
+        name, location = self.spec.name, Path(self.spec.location)
+        onnx = None
+        if self._model is None:  # copies an earlier process checked: no torch
+            onnx = OnnxEncoder.checked(name, location, self.precision)
+            if onnx is not None:
+                return onnx
+            if self.precision != "fp32":  # the int8 copy is made from the fp32 one
+                onnx = OnnxEncoder.checked(name, location)
+        if onnx is None:
+            onnx = OnnxEncoder.for_model(self.model, name)
+        if self.precision == "fp32":
+            return onnx
+        if onnx is None:
+            raise RagkitError(
+                f"embedding_precision int8: {name} cannot run on ONNX Runtime here (runtime "
+                f"{runtime_choice()}; see the log), and int8 has no torch path; give an index "
+                'embedding_precision = "fp32"'
+            )
+        return int8_copy(onnx)
+
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of texts through sentence-transformers' ``encode`` (torch)."""
         vectors = self.model.encode(
             [text_only(t) for t in texts],
             batch_size=self.batch_size,
@@ -74,7 +116,7 @@ class Encoder:
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
     def _forward(self, texts: Sequence[str]) -> np.ndarray:
-        """The vectors of a few texts from one forward pass of the model's modules: the same
+        """The vectors of a few texts from one forward pass of the torch modules: the same
         numbers as :meth:`_encode`, without ``encode``'s per-call setup (device checks, mode
         switches, length sorting), which costs milliseconds next to a short query's pass."""
         import torch
@@ -96,67 +138,45 @@ class Encoder:
             torch.set_num_threads(threads)
         return np.ascontiguousarray(vectors.numpy(), dtype=np.float32)
 
-    @property
-    def loaded(self) -> bool:
-        """Whether the sentence-transformers model is loaded in this encoder."""
-        return self._model is not None
-
-    def prepare_query_copy(self) -> None:
-        """Export and check the ONNX copy now unless a checked one exists (``Index.ingest``
-        calls it after embedding, so later ``ragkit query`` processes start without torch)."""
-        if OnnxQueryEncoder.needs_preparing(self.spec.name, Path(self.spec.location)):
-            self.onnx_queries()
-
-    def onnx_queries(self) -> OnnxQueryEncoder | None:
-        """The ONNX Runtime copy single queries run on, prepared once beside the torch model
-        (None: torch)."""
-        with self._onnx_lock:
-            if self._onnx is None and not self._onnx_tried:
-                self._onnx = OnnxQueryEncoder.for_model(self.model, self.spec.name)
-                self._onnx_tried = True
-        return self._onnx
-
-    def query_runtime(self) -> OnnxQueryEncoder | None:
-        """What single queries run on, ready after this call: a checked copy while the torch
-        model is not loaded (no torch import at all), else the copy prepared beside the model,
-        else None (torch)."""
-        if self._onnx is None and self._model is None and not self._onnx_tried:
-            with self._onnx_lock:
-                self._onnx = OnnxQueryEncoder.checked(self.spec.name, Path(self.spec.location))
-        return self._onnx if self._onnx is not None else self.onnx_queries()
+    def _vectors(self, texts: Sequence[str], onnx: OnnxEncoder | None) -> np.ndarray:
+        """Vectors of ``texts`` (prefixed, in order): on ``onnx``, else torch's batches of
+        :attr:`batch_size`."""
+        if onnx is None:
+            return self._encode(texts)
+        return onnx([text_only(t) for t in texts])
 
     def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
-        """Query vectors; a single query (a search's) runs on ONNX Runtime where it can, up to
-        one batch of queries takes one direct forward pass (:meth:`_forward`), more go through
-        batched encoding."""
+        """Query vectors: on the ONNX copy where it runs, else one direct torch pass for up to
+        one batch (:meth:`_forward`), batched encoding for more."""
         texts = [self.spec.query_prefix + q for q in queries]
-        if len(texts) == 1 and (onnx := self.query_runtime()) is not None:
-            return onnx([text_only(texts[0])])
-        if 0 < len(texts) <= self.batch_size:
-            return self._forward(texts)
-        return self._encode(texts)
+        onnx = self.runtime()
+        if onnx is not None or not 0 < len(texts) <= self.batch_size:
+            return self._vectors(texts, onnx)
+        return self._forward(texts)
 
     def encode_passages(
         self, passages: Sequence[str], progress: Callable[[int], None] | None = None
     ) -> np.ndarray:
-        """Embed passages in batches, calling ``progress(n_done_in_batch)`` after each batch.
+        """Embed passages in steps of eight batches, calling ``progress(n_done_in_step)`` after
+        each.
 
-        Passages are taken longest first across the whole call (sentence-transformers sorts
-        only within each of its calls), so batches hold texts of like length and pad little;
-        the vectors come back in the given order."""
+        Passages are taken longest first across the whole call: torch's batches then hold
+        texts of like length and pad little, and ONNX Runtime's threads start on the longest
+        texts and end together; the vectors come back in the given order."""
+        if not passages:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        onnx = self.runtime()
         parts: list[np.ndarray] = []
         step = self.batch_size * 8
         order = sorted(range(len(passages)), key=lambda i: -len(passages[i]))
-        ordered = [passages[i] for i in order]
+        ordered = [self.spec.passage_prefix + passages[i] for i in order]
         for start in range(0, len(ordered), step):
             batch = ordered[start : start + step]
-            parts.append(self._encode([self.spec.passage_prefix + p for p in batch]))
+            parts.append(self._vectors(batch, onnx))
             if progress:
                 progress(len(batch))
             if self.on_passages:
                 self.on_passages(start + len(batch), len(passages))
-        if not parts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
         vectors = np.empty((len(ordered), parts[0].shape[1]), dtype=np.float32)
         vectors[order] = np.concatenate(parts)
         return vectors

@@ -87,9 +87,9 @@ class SourceFile:
 
 
 @functools.cache
-def encoder(model: str, batch_size: int) -> Encoder:
+def encoder(model: str, batch_size: int, precision: str) -> Encoder:
     """One encoder per process (each Dask worker loads the model once)."""
-    return Encoder(model, batch_size)
+    return Encoder(model, batch_size, precision)
 
 
 @functools.cache
@@ -156,16 +156,18 @@ def chunk(documents: list[Document], settings: Settings) -> list[PreparedDocumen
     """Chunk (adaptive or the configured chunker) and normalize one file's documents."""
 
     def model() -> Encoder:
-        return encoder(settings.embedding_model, settings.embed_batch_size)
+        return encoder(
+            settings.embedding_model, settings.embed_batch_size, settings.embedding_precision
+        )
 
     chunker = DocumentChunker(settings, embed=chunk_embed(settings, model))
     return prepare(documents, chunker, settings)
 
 
 @task(name="embed", cache_policy=NO_CACHE)
-def embed(texts: list[str], model: str, batch_size: int) -> np.ndarray:
+def embed(texts: list[str], model: str, batch_size: int, precision: str) -> np.ndarray:
     """Vectors of one batch of chunk texts."""
-    return encoder(model, batch_size).encode_passages(texts)
+    return encoder(model, batch_size, precision).encode_passages(texts)
 
 
 @task(name="commit", cache_policy=NO_CACHE)
@@ -277,7 +279,12 @@ class PrefectStages:
     ) -> np.ndarray:
         step = settings.embed_batch_size * 8
         futures: list[PrefectFuture[np.ndarray]] = [
-            embed.submit(texts[i : i + step], settings.embedding_model, settings.embed_batch_size)
+            embed.submit(
+                texts[i : i + step],
+                settings.embedding_model,
+                settings.embed_batch_size,
+                settings.embedding_precision,
+            )
             for i in range(0, len(texts), step)
         ]
         vectors = [future.result() for future in futures]

@@ -118,7 +118,10 @@ class Ingest:
     def _load_encoder(self) -> Encoder:
         """The encoder of :attr:`settings`' model (loaded on first use)."""
         if self.encoder is None:
-            self.encoder = Encoder(self.settings.embedding_model, self.settings.embed_batch_size)
+            settings = self.settings
+            self.encoder = Encoder(
+                settings.embedding_model, settings.embed_batch_size, settings.embedding_precision
+            )
         return self.encoder
 
     def _chunking(self) -> Encoder:
@@ -432,7 +435,9 @@ class Ingest:
         document) and store the choice."""
         if self.settings.embedding_model == AUTO_MODEL and languages:
             name, reason = choose_model(chars)
-            encoder = Encoder(name, self.settings.embed_batch_size)
+            encoder = Encoder(
+                name, self.settings.embed_batch_size, self.settings.embedding_precision
+            )
             if encoder.dimension != self.store.dimension:
                 raise RagkitError(f"model {name}: {encoder.dimension}-d, the index is not")
             chosen = {"embedding_model": name}  # the store keeps its own reranking settings

@@ -107,7 +107,7 @@ class ServedIndexes:
                 if index.settings.embedding_model != AUTO_MODEL:
                     # what queries run on (a checked ONNX copy, else the model) now, not at
                     # the first query
-                    index.encoder.query_runtime()
+                    index.encoder.runtime()
 
     @property
     def names(self) -> list[str]:

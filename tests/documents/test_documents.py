@@ -93,17 +93,18 @@ def test_pdf_text(tmp_path: Path) -> None:
 
 def test_broken_files_are_skipped_with_reasons(tmp_path: Path) -> None:
     (tmp_path / "good.txt").write_text("Fine text.", encoding="utf-8")
-    (tmp_path / "latin1.txt").write_bytes("café".encode("latin-1"))
+    (tmp_path / "latin1.txt").write_bytes("café".encode("latin-1"))  # read as cp1252
+    (tmp_path / "junk.txt").write_bytes(bytes(range(1, 256)) * 3)
     (tmp_path / "binary.md").write_bytes(b"\x00\x01\x02\x03" * 100)
     (tmp_path / "empty.txt").write_text("   \n", encoding="utf-8")
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4\n1 0 obj <<\n")
-    (tmp_path / "broken.html").write_bytes(b"<p>\xff\xfe\xfa bad</p>")
+    (tmp_path / "broken.html").write_bytes(b"<p>\x81\x8d\x8f\x90\x9d\x01 bad</p>")
     (tmp_path / "broken.jsonl").write_text("{oops\n", encoding="utf-8")
     (tmp_path / "image.png").write_bytes(b"\x89PNG")
     result = load_paths([tmp_path, tmp_path / "missing.txt"])
-    assert [Path(d.source).name for d in result.documents] == ["good.txt"]
+    assert sorted(Path(d.source).name for d in result.documents) == ["good.txt", "latin1.txt"]
     reasons = {Path(s.path.split(":")[0]).name: s.reason for s in result.skipped}
-    assert "not valid UTF-8" in reasons["latin1.txt"]
+    assert "not valid UTF-8" in reasons["junk.txt"]
     assert "binary" in reasons["binary.md"]
     assert "empty" in reasons["empty.txt"]
     assert "PDF" in reasons["broken.pdf"]

@@ -60,7 +60,7 @@ def test_loaders_read_rst_json_tables_and_extensionless(mixed: Path) -> None:
     assert by_key["terms.tsv#2"].metadata == {"term": "H2O"}
     reasons = {Path(s.path).name: (s.reason, s.unsupported) for s in result.skipped}
     assert reasons["image.png"] == ("unsupported file type '.png'", True)
-    assert reasons["blob"] == ("no extension and not UTF-8 text", True)
+    assert reasons["blob"] == ("no extension and not text", True)
     assert reasons["list.json[3]"] == ("id 'a' already used at [1]", False)
     assert reasons["faq.csv"][0].startswith("no 'text' column (columns: id, question, answer)")
     answers = load_paths([mixed / "faq.csv"], LoadOptions(text_field="answer"))

@@ -1,35 +1,39 @@
-"""One query through ONNX Runtime: the same vector as the torch model, in about half the time.
+"""Passages and queries through ONNX Runtime: the same vectors as the torch model, faster.
 
-A single short query is what a search embeds, and on a CPU a 20-token pass through torch's
-eager modules costs more in per-operator overhead than in arithmetic. ONNX Runtime runs the
-same graph (exported once from the loaded model, fused by its optimizer) on one thread without
-that overhead: all-minilm-l6-v2, 100 Cranfield queries on 2 cores, median 8 ms against 15 ms
-through :meth:`ragkit.embed.Encoder._forward`, vectors equal to 1e-6 (``benchmarks/latency.py``
-reports the ratio).
+On a CPU a pass through torch's eager modules costs more in per-operator overhead than a
+runtime that executes the graph fused and planned once: ONNX Runtime runs the same graph
+(exported once from the loaded model, fused by its optimizer) with the model's own pooling and
+normalization done in numpy. Every text runs alone, on one thread (all-minilm-l6-v2, 100
+Cranfield queries on 2 cores: median 8 ms against 15 ms through torch); the texts of a call
+(passages) run on the machine's thread count at once (:func:`ragkit.threads.thread_count`), one
+text per thread, through the same session: no padding, no barrier between threads, and a text's
+vector never depends on the texts beside it (which int8's dynamic quantization would otherwise
+make it do). Throughput against torch: ``benchmarks/onnx_passages.py``; vectors equal torch's
+to 1e-5.
 
-The export is ragkit's own (``torch.onnx.export`` of the transformer, then the model's own
-pooling and normalization in numpy) rather than sentence-transformers' ``backend="onnx"``: that
-backend exports through ``optimum`` and still pays ``encode``'s per-call setup, which is the
-cost this module removes. Only models laid out as ``Transformer → Pooling (mean or cls) →
-Normalize?`` run here; anything else, a missing ``onnxruntime``, or a copy whose vectors differ
-from torch's on the probe texts keeps the torch path.
+The export is ragkit's own (``torch.onnx.export`` of the transformer) rather than
+sentence-transformers' ``backend="onnx"``: that backend exports through ``optimum`` and still
+pays ``encode``'s per-call setup. Only models laid out as ``Transformer → Pooling (mean or cls)
+→ Normalize?`` run here; anything else, a missing ``onnxruntime``, or a copy whose vectors
+differ from torch's on the probe texts keeps the torch path.
 
 The copy lives at ``<cache>/models/onnx/<model>-<key>.onnx`` (``RAGKIT_CACHE``), the key
 naming the weight files it came from. It is exported once (all-minilm-l6-v2 ~6 s, 90 MB;
 multilingual-e5-small ~25 s, 470 MB), stored already optimized so that later sessions start
 without the optimizer (0.2 s / 1.2 s), and written to a temporary file and renamed so that two
-processes exporting at once both end with a whole file. A session started beside the loaded
-torch model (:meth:`OnnxQueryEncoder.for_model`) checks the copy against it on the probe texts
-and then writes ``<copy>.checked.json`` (inputs, pooling, tokenizer file, length limit); with
-that record a new process embeds its queries without loading the torch model at all
-(:meth:`OnnxQueryEncoder.checked`), through the model's own ``tokenizer.json`` (the
-``tokenizers`` library), whose pieces were found equal to the model's on the probes.
+processes exporting at once both end with a whole file. A copy started beside the loaded torch
+model (:meth:`OnnxEncoder.for_model`) is checked against it on the probe texts, and then
+``<copy>.checked.json`` is written (inputs, pooling, tokenizer file,
+length limit, checksum); with that record a new process embeds passages and queries without
+importing torch at all (:meth:`OnnxEncoder.checked`), through the model's own
+``tokenizer.json`` (the ``tokenizers`` library), whose pieces were found equal to the model's.
+The int8 copy beside it (:mod:`ragkit.embed.int8`) has a record of its own.
 
-``RAGKIT_QUERY_RUNTIME`` chooses: ``auto`` (default: ONNX Runtime when installed), ``onnx``
+``RAGKIT_EMBED_RUNTIME`` chooses: ``auto`` (default: ONNX Runtime when installed), ``onnx``
 (required: an error when it cannot run) or ``torch``.
 
 Example:
-    >>> runtime_choice({"RAGKIT_QUERY_RUNTIME": "torch"})
+    >>> runtime_choice({"RAGKIT_EMBED_RUNTIME": "torch"})
     'torch'
     >>> runtime_choice({})
     'auto'
@@ -45,15 +49,17 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from ragkit.environment import read
 from ragkit.errors import RagkitError
 from ragkit.paths import cache_dir, file_sha256
+from ragkit.threads import thread_count
 
 if TYPE_CHECKING:
     import torch
@@ -61,18 +67,19 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Texts both runtimes embed when a session starts beside the torch model; a copy whose vectors
+# Texts both runtimes embed when a copy is made beside the torch model; a copy whose vectors
 # differ by more than TOLERANCE on any of them is not used (stale, damaged, a bad export).
 PROBES = ("ab", "heat transfer", "ما هو أثر الحرارة على سطح الجناح عند السرعات العالية؟")
 TOLERANCE = 1e-4
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".json", ".txt", ".model")
 
+Precision = Literal["fp32", "int8"]
 Features = dict[str, np.ndarray]  # input name → int64 array (texts × tokens)
 
 
-def runtime_choice(environ: Mapping[str, str] = os.environ) -> str:
-    """``RAGKIT_QUERY_RUNTIME`` checked: ``auto``, ``onnx`` or ``torch``."""
-    return read("query_runtime", environ)
+def runtime_choice(environ: Mapping[str, str] | None = None) -> str:
+    """``RAGKIT_EMBED_RUNTIME`` checked: ``auto``, ``onnx`` or ``torch``."""
+    return read("embed_runtime", environ)
 
 
 def export_key(location: Path) -> str:
@@ -93,19 +100,28 @@ def export_key(location: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def copy_path(name: str, location: Path) -> Path:
-    """Where the ONNX copy of the model ``name`` in the folder ``location`` is kept."""
+def copy_path(name: str, location: Path, precision: Precision = "fp32") -> Path:
+    """Where the ONNX copy of the model ``name`` in the folder ``location`` is kept (the int8
+    copy: beside it, ``….int8.onnx``).
+
+    Example:
+        >>> copy_path("all-minilm-l6-v2", Path("/no/such"), "int8").name
+        'all-minilm-l6-v2-e3b0c44298fc1c14.int8.onnx'
+    """
     safe_name = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-    return cache_dir() / "models" / "onnx" / f"{safe_name}-{export_key(location)}.onnx"
+    kind = "" if precision == "fp32" else f".{precision}"
+    return cache_dir() / "models" / "onnx" / f"{safe_name}-{export_key(location)}{kind}.onnx"
 
 
-def copy_files(name: str, location: Path) -> tuple[Path, Path] | None:
+def copy_files(
+    name: str, location: Path, precision: Precision = "fp32"
+) -> tuple[Path, Path] | None:
     """The copy and its checked record for the model ``name`` in the folder ``location``
-    (existing or not), or None where queries do not use one (``RAGKIT_QUERY_RUNTIME=torch``,
-    a model that is not a folder)."""
+    (existing or not), or None where none is used (``RAGKIT_EMBED_RUNTIME=torch``, a model
+    that is not a folder)."""
     if runtime_choice() == "torch" or not location.is_dir():
         return None
-    path = copy_path(name, location)
+    path = copy_path(name, location, precision)
     return path, CheckedCopy.record_of(path)
 
 
@@ -116,8 +132,8 @@ def stages(model: SentenceTransformer) -> list[Any]:
 
 @dataclass(frozen=True)
 class CheckedCopy:
-    """What ``<copy>.checked.json`` records of a copy found equal to its torch model: enough
-    to embed queries with the copy alone.
+    """What ``<copy>.checked.json`` records of a copy found equal to its torch model (or, for
+    the int8 copy, close to the fp32 copy): enough to embed with the copy alone.
 
     Example:
         >>> import tempfile
@@ -189,32 +205,36 @@ class PieceTokenizer:
         return features
 
 
-class OnnxQueryEncoder:
-    """Embeds a few texts (already prefixed) with ONNX Runtime on one thread, pooled and
-    normalized as the sentence-transformers model would; build it with :meth:`for_model`
-    (beside the loaded model) or :meth:`checked` (from a checked copy alone).
+class OnnxEncoder:
+    """Embeds texts (already prefixed) with ONNX Runtime, pooled and normalized as the
+    sentence-transformers model would: each text alone on one intra-op thread, the texts of
+    one call on :attr:`threads` at once. Build it with :meth:`for_model` (beside the loaded
+    model) or :meth:`checked` (from a checked copy alone).
 
     Example:
         >>> from ragkit.embed import Encoder
         >>> encoder = Encoder("all-minilm-l6-v2")  # doctest: +SKIP
-        >>> onnx = OnnxQueryEncoder.for_model(encoder.model, "all-minilm-l6-v2")  # doctest: +SKIP
-        >>> onnx(["heat transfer"]).shape  # doctest: +SKIP
-        (1, 384)
+        >>> onnx = OnnxEncoder.for_model(encoder.model, "all-minilm-l6-v2")  # doctest: +SKIP
+        >>> onnx(["heat transfer", "wing flutter"]).shape  # doctest: +SKIP
+        (2, 384)
     """
 
     def __init__(
-        self,
-        session: Any,
-        inputs: Sequence[str],
-        pooling: str,
-        normalize: bool,
-        tokenize: Callable[[Sequence[str]], Features],
+        self, path: Path, record: CheckedCopy, tokenize: Callable[[Sequence[str]], Features]
     ) -> None:
-        self.session = session
-        self.inputs = tuple(inputs)
-        self.pooling = pooling
-        self.normalize = normalize
+        self.path = path
+        self.record = record
         self.tokenize = tokenize
+        self.threads = thread_count(os.environ)
+        self.session = session_of(path)  # loads now: a copy that cannot load fails here
+
+    @property
+    def dimension(self) -> int:
+        """The length of this copy's vectors (its hidden size)."""
+        size = self.session.get_outputs()[0].shape[-1]
+        if not isinstance(size, int):
+            raise RagkitError(f"{self.path}: its output has no fixed dimension")
+        return size
 
     @staticmethod
     def layout_supported(model: SentenceTransformer) -> bool:
@@ -228,10 +248,10 @@ class OnnxQueryEncoder:
         )
 
     @classmethod
-    def for_model(cls, model: SentenceTransformer, name: str) -> OnnxQueryEncoder | None:
+    def for_model(cls, model: SentenceTransformer, name: str) -> OnnxEncoder | None:
         """An encoder over ``model``'s copy (exported on first use) and checked against it, or
         None when this model or machine cannot run it (logged; an error if
-        ``RAGKIT_QUERY_RUNTIME=onnx``)."""
+        ``RAGKIT_EMBED_RUNTIME=onnx``)."""
         choice = runtime_choice()
         if choice == "torch":
             return None
@@ -240,31 +260,26 @@ class OnnxQueryEncoder:
         except Exception as error:  # an optimization: in auto mode it never fails a search
             if choice == "onnx":
                 raise RagkitError(
-                    f"RAGKIT_QUERY_RUNTIME=onnx: {name} cannot run on ONNX Runtime ({error})"
+                    f"RAGKIT_EMBED_RUNTIME=onnx: {name} cannot run on ONNX Runtime ({error})"
                 ) from error
             expected = isinstance(error, ImportError | RagkitError | OSError)
             log.log(
                 logging.INFO if expected else logging.WARNING,
-                "queries of %s run on torch: %s",
+                "%s embeds on torch: %s",
                 name,
                 error,
                 exc_info=not expected,
             )
             return None
 
-    @staticmethod
-    def needs_preparing(name: str, location: Path) -> bool:
-        """Whether the model in the folder ``location`` has no checked copy yet (False when
-        ``RAGKIT_QUERY_RUNTIME=torch`` or the model is not a folder: none will be made)."""
-        files = copy_files(name, location)
-        return files is not None and not all(file.exists() for file in files)
-
     @classmethod
-    def checked(cls, name: str, location: Path) -> OnnxQueryEncoder | None:
-        """An encoder over the copy of the model in ``location`` that an earlier process found
-        equal to the torch model, without loading that model; None when there is none (or
-        ``RAGKIT_QUERY_RUNTIME=torch``, or it cannot load: the copy is then removed)."""
-        files = copy_files(name, location)
+    def checked(
+        cls, name: str, location: Path, precision: Precision = "fp32"
+    ) -> OnnxEncoder | None:
+        """An encoder over the ``precision`` copy of the model in ``location`` that an earlier
+        process checked, without loading that model; None when there is none (or
+        ``RAGKIT_EMBED_RUNTIME=torch``, or it cannot load: the copy is then removed)."""
+        files = copy_files(name, location, precision)
         if files is None or not all(file.exists() for file in files):
             return None
         path, record = files
@@ -275,16 +290,15 @@ class OnnxQueryEncoder:
             pieces = PieceTokenizer(
                 location / checked.tokenizer, checked.max_length, checked.inputs
             )
-            session = session_of(path)
+            return cls(path, checked, pieces)
         except Exception as error:  # noqa: BLE001  (damaged record or copy; onnxruntime errors have their own types)
-            log.warning("%s could not be loaded (%s); it will be exported again", path, error)
+            log.warning("%s could not be loaded (%s); it will be made again", path, error)
             record.unlink(missing_ok=True)
             path.unlink(missing_ok=True)
             return None
-        return cls(session, checked.inputs, checked.pooling, checked.normalize, pieces)
 
     @classmethod
-    def _build(cls, model: SentenceTransformer, name: str) -> OnnxQueryEncoder:
+    def _build(cls, model: SentenceTransformer, name: str) -> OnnxEncoder:
         import onnxruntime  # noqa: F401  (not installed: ImportError, the torch path)
 
         if not cls.layout_supported(model):
@@ -300,58 +314,56 @@ class OnnxQueryEncoder:
             return cls._open(model, location, path)
 
     @classmethod
-    def _open(cls, model: SentenceTransformer, location: Path, path: Path) -> OnnxQueryEncoder:
+    def _open(cls, model: SentenceTransformer, location: Path, path: Path) -> OnnxEncoder:
         """The encoder over ``path`` (exported first if missing) checked against ``model``, whose
         folder is ``location``, with its record written; a copy that cannot be loaded or
         differs is removed and the error raised."""
-        inputs = [n for n in model.tokenizer.model_input_names if n != "position_ids"]
-        _remove_if_changed(path)
+        inputs = tuple(n for n in model.tokenizer.model_input_names if n != "position_ids")
+        remove_if_changed(path)
         if not path.exists():
             example = model.preprocess(["an example query"])
             export(stages(model)[0].auto_model, {name: example[name] for name in inputs}, path)
         modules = stages(model)
-        pooling = str(modules[1].get_config_dict()["pooling_mode"])
+        record = CheckedCopy(
+            inputs,
+            str(modules[1].get_config_dict()["pooling_mode"]),
+            len(modules) == 3,
+            "tokenizer.json",
+            int(model.max_seq_length or 512),
+        )
 
         def preprocess(texts: Sequence[str]) -> Features:
             features = model.preprocess(list(texts))
             return {n: features[n].numpy().astype(np.int64) for n in {"attention_mask", *inputs}}
 
         try:
-            encoder = cls(session_of(path), inputs, pooling, len(modules) == 3, preprocess)
+            encoder = cls(path, record, preprocess)
         except Exception as error:  # onnxruntime raises its own Fail/InvalidProtobuf types
             path.unlink(missing_ok=True)
             raise RagkitError(f"{path} could not be loaded ({error}); removed") from error
         try:
-            encoder.check(model, path)
+            encoder.check(model)
         except RagkitError:
             path.unlink(missing_ok=True)
             raise
-        record = CheckedCopy(
-            tuple(inputs),
-            pooling,
-            encoder.normalize,
-            "tokenizer.json",
-            int(model.max_seq_length or 512),
-            file_sha256(path),
-        )
+        encoder.record = record = CheckedCopy(**{**asdict(record), "sha256": file_sha256(path)})
         pieces_file = location / record.tokenizer
         if pieces_file.exists() and encoder.same_pieces(pieces_file, record):
             encoder.tokenize = PieceTokenizer(pieces_file, record.max_length, inputs)
             record.write_to(path)
         return encoder
 
-    def check(self, model: SentenceTransformer, path: Path) -> None:
+    def check(self, model: SentenceTransformer) -> None:
         """Raise unless this copy's vectors of :data:`PROBES` equal ``model``'s (within
         :data:`TOLERANCE`)."""
         import torch
 
         with torch.inference_mode():
             expected = model(model.preprocess(list(PROBES)))["sentence_embedding"].numpy()
-        found = np.vstack([self([text]) for text in PROBES])
-        difference = float(np.abs(found - expected).max())
+        difference = float(np.abs(self(PROBES) - expected).max())
         if difference > TOLERANCE:
             raise RagkitError(
-                f"{path} gives vectors {difference:.1e} away from the model's; removed"
+                f"{self.path} gives vectors {difference:.1e} away from the model's; removed"
             )
 
     def same_pieces(self, pieces_file: Path, record: CheckedCopy) -> bool:
@@ -361,28 +373,41 @@ class OnnxQueryEncoder:
         texts = [*PROBES, " Heat  TRANSFER ", "الماء ", " ".join(["heat"] * record.max_length)]
         for text in texts:
             expected, found = self.tokenize([text]), pieces([text])
-            if any(not np.array_equal(expected[n], found[n]) for n in self.inputs):
+            if any(not np.array_equal(expected[n], found[n]) for n in record.inputs):
                 return False
         return True
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        """Float32 vectors of ``texts`` (tokenized exactly as the model tokenizes them)."""
-        features = self.tokenize(texts)
-        (hidden,) = self.session.run(None, {name: features[name] for name in self.inputs})
-        if self.pooling == "cls":
+        """Float32 vectors of ``texts`` (tokenized exactly as the model tokenizes them), each
+        text alone; several on :attr:`threads` at once (tokenized here first: the model's own
+        tokenizer is not safe to share between threads)."""
+        features = [self.tokenize([text]) for text in texts]
+        if len(features) < 2 or self.threads < 2:
+            rows = [self._vector(each) for each in features]
+        else:
+            with ThreadPoolExecutor(min(self.threads, len(features))) as pool:
+                rows = list(pool.map(self._vector, features))
+        if not rows:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.ascontiguousarray(np.vstack(rows), dtype=np.float32)
+
+    def _vector(self, features: Features) -> np.ndarray:
+        """The pooled (and normalized) vector of one tokenized text, as a 1-row array."""
+        (hidden,) = self.session.run(None, {name: features[name] for name in self.record.inputs})
+        if self.record.pooling == "cls":
             vectors = hidden[:, 0]
         else:
             mask = features["attention_mask"][..., None].astype(np.float32)
             vectors = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
-        if self.normalize:
+        if self.record.normalize:
             vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        return np.ascontiguousarray(vectors, dtype=np.float32)
+        return vectors
 
 
 _EXPORTING = threading.Lock()
 
 
-def _remove_if_changed(path: Path) -> None:
+def remove_if_changed(path: Path) -> None:
     """Remove the copy at ``path`` (and its record) when its bytes are no longer those that
     were checked: a copy damaged in a way that still loads gives wrong vectors silently."""
     record = CheckedCopy.record_of(path)
@@ -393,18 +418,20 @@ def _remove_if_changed(path: Path) -> None:
     except (ValueError, TypeError, KeyError):
         recorded = ""
     if recorded != file_sha256(path):
-        log.warning("%s changed since it was checked; exporting it again", path)
+        log.warning("%s changed since it was checked; making it again", path)
         record.unlink(missing_ok=True)
         path.unlink(missing_ok=True)
 
 
 def session_of(path: Path, optimized_to: Path | None = None) -> Any:
     """An ONNX Runtime session on one thread over ``path``, an optimized copy (no optimizer
-    run), or, with ``optimized_to``, over a raw export whose optimized graph it writes there."""
+    run), or, with ``optimized_to``, over a raw graph whose optimized form it writes there.
+    One thread: a text's small products gain less from splitting than they lose to the
+    threads' meeting points; several texts run on several threads at once instead."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 1  # one short query: threads cost more than they save
+    options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     levels = onnxruntime.GraphOptimizationLevel
@@ -435,8 +462,8 @@ def export(transformer: torch.nn.Module, example: Mapping[str, torch.Tensor], pa
 
     path.parent.mkdir(parents=True, exist_ok=True)
     log.warning(
-        "exporting the query encoder to ONNX, once per model and machine, into %s (about 6 s "
-        "for all-minilm-l6-v2, 30 s for multilingual-e5-small)",
+        "exporting the encoder to ONNX, once per model and machine, into %s (about 6 s for "
+        "all-minilm-l6-v2, 30 s for multilingual-e5-small)",
         path,
     )
     clock = time.perf_counter()
@@ -459,7 +486,7 @@ def export(transformer: torch.nn.Module, example: Mapping[str, torch.Tensor], pa
             )
         session_of(scratch, optimized_to=optimized)
         os.replace(optimized, path)
-        log.warning("ONNX query encoder ready in %.0f s", time.perf_counter() - clock)
+        log.warning("ONNX encoder ready in %.0f s", time.perf_counter() - clock)
     finally:
         scratch.unlink(missing_ok=True)
         optimized.unlink(missing_ok=True)
