@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install bench-install browser demo test lint docs plots clean
+.PHONY: install bench-install browser demo test test-quality lint docs plots clean
 
 install: $(STAMP)
 
@@ -60,7 +60,14 @@ $(BROWSER_STAMP): $(STAMP)
 TEST_WORKERS ?= 2
 
 test: install browser
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25 \
+	    -m "not quality"
+
+# The quality checks that train or evaluate on whole shared collections for minutes each
+# (lexical normalizer retrained on MultiLexNorm, Cranfield against the peers, static vectors
+# against the encoder on long documents): CI runs them after `make test`.
+test-quality: install
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --durations=5 -m quality
 
 # The built wheel in a fresh virtualenv, run outside the repository (.ci/smoke).
 smoke: install

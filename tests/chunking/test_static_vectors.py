@@ -171,6 +171,7 @@ def test_settings_default_and_older_indexes() -> None:
         Settings(chunk_vectors="tokens")  # type: ignore[arg-type]
 
 
+@pytest.mark.quality
 @pytest.mark.slow
 def test_static_selection_agrees_with_the_encoder_on_long_documents(cache: Path) -> None:
     """Stitched Cranfield-like documents: static vectors choose the same chunker as the full

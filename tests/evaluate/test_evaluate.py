@@ -73,6 +73,7 @@ def test_evaluate_tiny_beir_folder(tiny_beir: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.quality
 @pytest.mark.skipif(
     not (SHARED / "cranfield").exists(),
     reason=f"shared data not found under {shared_data_dir()} (set RAGKIT_SHARED_DATA)",

@@ -196,6 +196,7 @@ def test_unknown_language_is_a_ragkit_error() -> None:
         LexicalNormalizer.load("xx")
 
 
+@pytest.mark.quality
 @pytest.mark.slow
 def test_retrain_on_shared_data_beats_mfr(tmp_path: Path) -> None:
     if not (DATA / "train.norm").is_file():
