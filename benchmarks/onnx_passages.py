@@ -12,8 +12,10 @@ embeds them, in one process and in turn, ``--rounds`` times through:
 - ``onnx int8``: the same with ``precision="int8"`` (:mod:`ragkit.embed.int8`).
 
 The copies are made (and the models loaded) before the clock starts. Reported per model and
-path: the median seconds over the rounds (every round's kept, with the load average), passages
-per second and the ratio to torch; and how close the vectors are: the largest difference of
+path: the median wall seconds over the rounds (every round's kept, with the load average),
+passages per second and the ratio to torch; the same for the CPU seconds the process spent
+(user + system: the work done, which other processes on a shared machine disturb far less than
+the wall clock); and how close the vectors are: the largest difference of
 fp32 ONNX from torch (the module's tolerance is 1e-4) and the least and mean cosine of int8
 to fp32.
 
@@ -77,10 +79,11 @@ def torch_encoder(model: str) -> Encoder:
     return encoder
 
 
-def timed(call: Callable[[], np.ndarray]) -> tuple[float, np.ndarray]:
-    clock = time.perf_counter()
+def timed(call: Callable[[], np.ndarray]) -> tuple[float, float, np.ndarray]:
+    """Wall and CPU seconds of ``call()``, and what it returned."""
+    clock, cpu = time.perf_counter(), time.process_time()
     vectors = call()
-    return time.perf_counter() - clock, vectors
+    return time.perf_counter() - clock, time.process_time() - cpu, vectors
 
 
 def measure(model: str, texts: list[str], rounds: int) -> dict:
@@ -96,16 +99,28 @@ def measure(model: str, texts: list[str], rounds: int) -> dict:
     vectors: dict[str, np.ndarray] = {}
     for _ in range(rounds):
         for path, encoder in encoders.items():
-            seconds, vectors[path] = timed(lambda e=encoder: e.encode_passages(texts))
-            runs[path].append({"seconds": round(seconds, 2), "load": os.getloadavg()[0]})
-    torch_median = statistics.median(run["seconds"] for run in runs["torch"])
+            seconds, cpu, vectors[path] = timed(lambda e=encoder: e.encode_passages(texts))
+            runs[path].append(
+                {
+                    "seconds": round(seconds, 2),
+                    "cpu_seconds": round(cpu, 2),
+                    "load": os.getloadavg()[0],
+                }
+            )
+
+    def median(path: str, what: str) -> float:
+        return statistics.median(run[what] for run in runs[path])
+
     paths = {}
     for path in PATHS:
-        median = statistics.median(run["seconds"] for run in runs[path])
         paths[path] = {
-            "median_seconds": round(median, 2),
-            "passages_per_s": round(len(texts) / median, 1),
-            "speedup_over_torch": round(torch_median / median, 2),
+            "median_seconds": round(median(path, "seconds"), 2),
+            "passages_per_s": round(len(texts) / median(path, "seconds"), 1),
+            "speedup_over_torch": round(median("torch", "seconds") / median(path, "seconds"), 2),
+            "median_cpu_seconds": round(median(path, "cpu_seconds"), 2),
+            "cpu_speedup_over_torch": round(
+                median("torch", "cpu_seconds") / median(path, "cpu_seconds"), 2
+            ),
             "runs": runs[path],
         }
     cosine = (vectors["onnx int8"] * vectors["onnx fp32"]).sum(axis=1)
@@ -125,6 +140,8 @@ def show(result: dict) -> None:
         "median s",
         "passages/s",
         "× torch",
+        "CPU s",
+        "× torch (CPU)",
         title=f"{result['passages']:,} Cranfield passages, {result['threads']} threads, "
         f"median of {result['rounds']} rounds",
     )
@@ -136,6 +153,8 @@ def show(result: dict) -> None:
                 f"{row['median_seconds']:.1f}",
                 f"{row['passages_per_s']:.1f}",
                 f"{row['speedup_over_torch']:.2f}",
+                f"{row['median_cpu_seconds']:.1f}",
+                f"{row['cpu_speedup_over_torch']:.2f}",
             )
     Console().print(table)
     for model, figures in result["models"].items():
