@@ -12,15 +12,23 @@ embeds them, in one process and in turn, ``--rounds`` times through:
 - ``onnx int8``: the same with ``precision="int8"`` (:mod:`ragkit.embed.int8`).
 
 The copies are made (and the models loaded) before the clock starts. Reported per model and
-path: the median seconds over the rounds (every round's kept, with the load average), passages
-per second and the ratio to torch; and how close the vectors are: the largest difference of
+path: the median wall seconds over the rounds (every round's kept, with the load average),
+passages per second and the ratio to torch; the same for the CPU seconds the process spent
+(user + system: the work done, which other processes on a shared machine disturb far less than
+the wall clock); and how close the vectors are: the largest difference of
 fp32 ONNX from torch (the module's tolerance is 1e-4) and the least and mean cosine of int8
 to fp32.
+
+``--part queries`` measures single queries instead (kept beside the passages' figures of an
+earlier run): p50 and p95 milliseconds of ``encode_queries([query])`` over the 225 Cranfield
+queries, on each path (torch: one forward pass on one thread, ``Encoder._forward``), after 10
+warm-up queries.
 
 Run::
 
     .venv/bin/python -m benchmarks.onnx_passages                 # both models, 3 rounds
     .venv/bin/python -m benchmarks.onnx_passages --models all-minilm-l6-v2 --rounds 5
+    .venv/bin/python -m benchmarks.onnx_passages --part queries
 
 Writes ``benchmarks/results/onnx_passages.json`` and prints a table.
 """
@@ -43,8 +51,9 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks.common import beir_folder, write_result
+from benchmarks.common import beir_folder, p50_p95, per_call_ms, read_result, write_result
 from ragkit.embed import Encoder
+from ragkit.evaluate import load_queries
 from ragkit.threads import thread_count
 
 MODELS = ("all-minilm-l6-v2", "multilingual-e5-small")
@@ -77,10 +86,11 @@ def torch_encoder(model: str) -> Encoder:
     return encoder
 
 
-def timed(call: Callable[[], np.ndarray]) -> tuple[float, np.ndarray]:
-    clock = time.perf_counter()
+def timed(call: Callable[[], np.ndarray]) -> tuple[float, float, np.ndarray]:
+    """Wall and CPU seconds of ``call()``, and what it returned."""
+    clock, cpu = time.perf_counter(), time.process_time()
     vectors = call()
-    return time.perf_counter() - clock, vectors
+    return time.perf_counter() - clock, time.process_time() - cpu, vectors
 
 
 def measure(model: str, texts: list[str], rounds: int) -> dict:
@@ -96,16 +106,28 @@ def measure(model: str, texts: list[str], rounds: int) -> dict:
     vectors: dict[str, np.ndarray] = {}
     for _ in range(rounds):
         for path, encoder in encoders.items():
-            seconds, vectors[path] = timed(lambda e=encoder: e.encode_passages(texts))
-            runs[path].append({"seconds": round(seconds, 2), "load": os.getloadavg()[0]})
-    torch_median = statistics.median(run["seconds"] for run in runs["torch"])
+            seconds, cpu, vectors[path] = timed(lambda e=encoder: e.encode_passages(texts))
+            runs[path].append(
+                {
+                    "seconds": round(seconds, 2),
+                    "cpu_seconds": round(cpu, 2),
+                    "load": os.getloadavg()[0],
+                }
+            )
+
+    def median(path: str, what: str) -> float:
+        return statistics.median(run[what] for run in runs[path])
+
     paths = {}
     for path in PATHS:
-        median = statistics.median(run["seconds"] for run in runs[path])
         paths[path] = {
-            "median_seconds": round(median, 2),
-            "passages_per_s": round(len(texts) / median, 1),
-            "speedup_over_torch": round(torch_median / median, 2),
+            "median_seconds": round(median(path, "seconds"), 2),
+            "passages_per_s": round(len(texts) / median(path, "seconds"), 1),
+            "speedup_over_torch": round(median("torch", "seconds") / median(path, "seconds"), 2),
+            "median_cpu_seconds": round(median(path, "cpu_seconds"), 2),
+            "cpu_speedup_over_torch": round(
+                median("torch", "cpu_seconds") / median(path, "cpu_seconds"), 2
+            ),
             "runs": runs[path],
         }
     cosine = (vectors["onnx int8"] * vectors["onnx fp32"]).sum(axis=1)
@@ -118,6 +140,27 @@ def measure(model: str, texts: list[str], rounds: int) -> dict:
     }
 
 
+def query_latency(model: str) -> dict[str, dict[str, float]]:
+    """p50 and p95 ms of one query's vector on each path, over the Cranfield queries."""
+    queries = list(load_queries(beir_folder("cranfield") / "queries.jsonl").values())
+    encoders = {
+        "torch": torch_encoder(model),
+        "onnx fp32": Encoder(model),
+        "onnx int8": Encoder(model, precision="int8"),
+    }
+    found = {}
+    for path, encoder in encoders.items():
+
+        def embed(query: str, encoder: Encoder = encoder, path: str = path) -> object:
+            if path == "torch":  # what encode_queries ran before: one pass, one thread
+                return encoder._forward([encoder.spec.query_prefix + query])
+            return encoder.encode_queries([query])
+
+        per_call_ms(embed, queries[:10])
+        found[path] = p50_p95(per_call_ms(embed, queries))
+    return found
+
+
 def show(result: dict) -> None:
     table = Table(
         "model",
@@ -125,6 +168,8 @@ def show(result: dict) -> None:
         "median s",
         "passages/s",
         "× torch",
+        "CPU s",
+        "× torch (CPU)",
         title=f"{result['passages']:,} Cranfield passages, {result['threads']} threads, "
         f"median of {result['rounds']} rounds",
     )
@@ -136,8 +181,17 @@ def show(result: dict) -> None:
                 f"{row['median_seconds']:.1f}",
                 f"{row['passages_per_s']:.1f}",
                 f"{row['speedup_over_torch']:.2f}",
+                f"{row['median_cpu_seconds']:.1f}",
+                f"{row['cpu_speedup_over_torch']:.2f}",
             )
     Console().print(table)
+    for model, paths in result.get("queries", {}).items():
+        Console().print(
+            f"{model}, one query: "
+            + ", ".join(
+                f"{path} p50 {t['p50_ms']} ms (p95 {t['p95_ms']})" for path, t in paths.items()
+            )
+        )
     for model, figures in result["models"].items():
         cosine = figures["int8_cosine_to_fp32"]
         Console().print(
@@ -152,15 +206,22 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     parser.add_argument("--passages", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--part", choices=("passages", "queries"), default="passages")
     args = parser.parse_args()
-    texts = passages(args.passages)
-    result = {
-        "passages": len(texts),
-        "rounds": args.rounds,
-        "threads": thread_count(os.environ),
-        "models": {model: measure(model, texts, args.rounds) for model in args.models},
-    }
-    path = write_result("onnx_passages", result)
+    earlier = read_result("onnx_passages")
+    if args.part == "queries":
+        queries = {model: query_latency(model) for model in args.models}
+        result = {**earlier, "queries": queries}
+        path = write_result("onnx_passages", result, parts=["queries"], earlier=earlier)
+    else:
+        texts = passages(args.passages)
+        result = {
+            "passages": len(texts),
+            "rounds": args.rounds,
+            "threads": thread_count(os.environ),
+            "models": {model: measure(model, texts, args.rounds) for model in args.models},
+        }
+        path = write_result("onnx_passages", result)
     show(result)
     print(path)
 

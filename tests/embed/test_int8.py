@@ -91,3 +91,15 @@ def test_int8_has_no_torch_path(monkeypatch: pytest.MonkeyPatch) -> None:
         Encoder(MODEL, precision="int8").encode_queries(["heat"])
     with pytest.raises(RagkitError, match="embedding_precision 'int4': give one of fp32, int8"):
         Encoder(MODEL, precision="int4")
+
+
+def test_eval_takes_the_precision(quantized: Encoder, tiny_beir: Path, tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    done = cli("eval", str(tiny_beir), "--model", MODEL, "--precision", "int8", "--keep-index",
+               str(index))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with Index.open(index) as kept:
+        assert kept.settings.embedding_precision == "int8"
+    refused = cli("eval", str(tiny_beir), "--model", MODEL, "--precision", "int4")
+    assert refused.returncode == 2
+    assert "--precision: Input should be 'fp32' or 'int8'" in refused.stderr
