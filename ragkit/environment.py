@@ -69,6 +69,10 @@ class Environment(BaseSettings):
         description="give one of auto, onnx, torch (auto: ONNX Runtime for passages and "
         "queries when installed)",
     )
+    # embed_runtime's name while only queries ran on ONNX Runtime, still read where it is unset
+    query_runtime: Annotated[Literal["auto", "onnx", "torch"], BeforeValidator(_lowered)] = Field(
+        "auto", description="give one of auto, onnx, torch (now named RAGKIT_EMBED_RUNTIME)"
+    )
 
 
 def read(name: str, values: Mapping[str, str] | None = None) -> Any:

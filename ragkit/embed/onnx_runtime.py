@@ -78,8 +78,15 @@ Features = dict[str, np.ndarray]  # input name → int64 array (texts × tokens)
 
 
 def runtime_choice(environ: Mapping[str, str] | None = None) -> str:
-    """``RAGKIT_EMBED_RUNTIME`` checked: ``auto``, ``onnx`` or ``torch``."""
-    return read("embed_runtime", environ)
+    """``RAGKIT_EMBED_RUNTIME`` checked: ``auto``, ``onnx`` or ``torch``; where it is unset
+    (or ``auto``), ``RAGKIT_QUERY_RUNTIME``, its name before passages ran on ONNX Runtime too.
+
+    Example:
+        >>> runtime_choice({"RAGKIT_QUERY_RUNTIME": "torch"})
+        'torch'
+    """
+    chosen = read("embed_runtime", environ)
+    return chosen if chosen != "auto" else read("query_runtime", environ)
 
 
 def export_key(location: Path) -> str:
