@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from ragkit import Index
+
 RAIL = """Railways in the early nineteenth century
 
 The first public railways carried coal from mines to rivers and harbours. Horses pulled the \
@@ -45,3 +49,15 @@ RECORDS = {
     "rail": (RAIL, {"source": "history", "year": 2012}),
     "ar-boil": (ARABIC, {"source": "physics-notes", "year": 2020}),
 }
+
+
+def rail_and_records_index(folder: Path, model: str) -> Index:
+    """An index in ``folder``: RAIL ingested as a Markdown file, the other texts of RECORDS
+    added as records of ``<notes>`` with their metadata."""
+    (folder / "docs").mkdir()
+    (folder / "docs" / "rail.md").write_text(RAIL, encoding="utf-8")
+    index = Index.open(folder / "index", create=True, model=model)
+    index.ingest([folder / "docs"])
+    records = [{"id": k, "text": t, "metadata": m} for k, (t, m) in RECORDS.items() if k != "rail"]
+    assert not index.add(records, source="<notes>").skipped
+    return index

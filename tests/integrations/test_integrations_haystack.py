@@ -22,7 +22,7 @@ from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
 from haystack.components.writers import DocumentWriter
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.errors import FilterError
-from integration_texts import ARABIC, BREAD, RAIL, RECORDS
+from integration_texts import ARABIC, BREAD, RAIL, RECORDS, rail_and_records_index
 
 from ragkit import Index, RagkitError
 from ragkit.integrations.haystack import RagkitDocumentSplitter, RagkitRetriever
@@ -36,14 +36,7 @@ TEMPLATE = """Answer from these passages:
 @pytest.fixture(scope="module")
 def ragkit_index(tmp_path_factory: pytest.TempPathFactory) -> Index:
     """RAIL as a Markdown file, the other texts as records with metadata."""
-    folder = tmp_path_factory.mktemp("haystack")
-    (folder / "docs").mkdir()
-    (folder / "docs" / "rail.md").write_text(RAIL, encoding="utf-8")
-    index = Index.open(folder / "index", create=True, model=MODEL)
-    index.ingest([folder / "docs"])
-    records = [{"id": k, "text": t, "metadata": m} for k, (t, m) in RECORDS.items() if k != "rail"]
-    assert not index.add(records, source="<notes>").skipped
-    return index
+    return rail_and_records_index(tmp_path_factory.mktemp("haystack"), MODEL)
 
 
 def _original(document: Document) -> str:

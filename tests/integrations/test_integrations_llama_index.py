@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("llama_index.core", reason='needs pip install "ragkit-pipeline[llama-index]"')
 
-from integration_texts import ARABIC, RAIL, RECORDS
+from integration_texts import ARABIC, RAIL, RECORDS, rail_and_records_index
 from llama_index.core import Document, VectorStoreIndex
 from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.ingestion import IngestionPipeline
@@ -37,14 +37,7 @@ MODEL = "all-minilm-l6-v2"
 @pytest.fixture(scope="module")
 def ragkit_index(tmp_path_factory: pytest.TempPathFactory) -> Index:
     """RAIL as a Markdown file, the other texts as records with metadata."""
-    folder = tmp_path_factory.mktemp("llama")
-    (folder / "docs").mkdir()
-    (folder / "docs" / "rail.md").write_text(RAIL, encoding="utf-8")
-    index = Index.open(folder / "index", create=True, model=MODEL)
-    index.ingest([folder / "docs"])
-    records = [{"id": k, "text": t, "metadata": m} for k, (t, m) in RECORDS.items() if k != "rail"]
-    assert not index.add(records, source="<notes>").skipped
-    return index
+    return rail_and_records_index(tmp_path_factory.mktemp("llama"), MODEL)
 
 
 def _text_of(node: TextNode) -> str:
