@@ -30,10 +30,6 @@ PRECISIONS: tuple[str, ...] = get_args(Precision)
 class Encoder:
     """Embeds queries and passages with the prefixes the model was trained with.
 
-    :attr:`on_passages`, when set, is called as ``(done, total)`` after each batch of every
-    :meth:`encode_passages` call (whoever calls it: chunk scoring or the chunk vectors), so a
-    progress display moves while a long call runs.
-
     Passages and queries run on ONNX Runtime where they can (:mod:`ragkit.embed.onnx_runtime`),
     one runtime for the whole process (:meth:`runtime`, chosen at the first use): with a copy an
     earlier process checked, without importing torch at all (``ragkit ingest``, ``ragkit
@@ -52,7 +48,6 @@ class Encoder:
         self.precision = cast(Precision, precision)
         self._model: SentenceTransformer | None = None
         self.batch_size = batch_size
-        self.on_passages: Callable[[int, int], None] | None = None
         self._onnx: OnnxEncoder | None = None
         self._runtime_chosen = False
         self._lock = threading.Lock()
@@ -175,8 +170,6 @@ class Encoder:
             parts.append(self._vectors(batch, onnx))
             if progress:
                 progress(len(batch))
-            if self.on_passages:
-                self.on_passages(start + len(batch), len(passages))
         vectors = np.empty((len(ordered), parts[0].shape[1]), dtype=np.float32)
         vectors[order] = np.concatenate(parts)
         return vectors

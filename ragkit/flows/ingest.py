@@ -213,8 +213,11 @@ class PrefectStages:
     ``embed_batch_size × 8`` texts that a Dask cluster spreads over its workers, and
     ``commit`` in the flow's own process — or, into a Milvus server, as ``write`` tasks that
     the workers run with their own clients. Each worker loads its own encoder once.
-    ``loading``: include/exclude globs and the text field of records.
+    ``loading``: include/exclude globs and the text field of records. Steps run one after the
+    other: the embed tasks already spread a step over the cluster's workers.
     """
+
+    embeds_beside_chunking = False
 
     def __init__(
         self,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,6 +45,7 @@ from ragkit.embed import Encoder
 from ragkit.embed.models import AUTO_MODEL, MINILM_NAMES, MULTILINGUAL_MODEL, choose_model
 from ragkit.errors import RagkitError
 from ragkit.normalize.detect import LanguageGuess
+from ragkit.pipeline.ahead import OneAhead, one_at_a_time
 from ragkit.pipeline.cadence import Cadence
 from ragkit.pipeline.duplicates import as_copy, embed_once, plan_copies
 from ragkit.pipeline.identity import StoredIdentity, plan_renames
@@ -61,7 +62,7 @@ from ragkit.pipeline.plan import (
     without_oversized,
 )
 from ragkit.pipeline.report import TIMED, IngestReport, ProgressCallback
-from ragkit.pipeline.scheduling import EncoderSource, IngestStages
+from ragkit.pipeline.scheduling import IngestStages
 from ragkit.pipeline.stages import (
     attach_vectors,
     embedding_texts,
@@ -123,29 +124,6 @@ class Ingest:
                 settings.embedding_model, settings.embed_batch_size, settings.embedding_precision
             )
         return self.encoder
-
-    def _chunking(self) -> Encoder:
-        """The encoder as chunk selection uses it (no progress of its own: a step reports its
-        documents chunked)."""
-        encoder = self._load_encoder()
-        encoder.on_passages = None
-        return encoder
-
-    def _embedding(self, progress: ProgressCallback | None) -> EncoderSource:
-        """The encoder for the chunk vectors of a step: each batch it embeds reports the
-        chunks embedded since the run started."""
-        counts = self._counts
-
-        def report(done: int, total: int) -> None:
-            if progress:
-                progress("embed", counts.embedded + done, 0)
-
-        def source() -> Encoder:
-            encoder = self._load_encoder()
-            encoder.on_passages = report
-            return encoder
-
-        return source
 
     def run(
         self,
@@ -310,28 +288,44 @@ class Ingest:
     def _commit_originals(
         self, documents: Iterator[Document], report: IngestReport, progress: ProgressCallback | None
     ) -> None:
-        """Chunk, normalize and embed ``documents`` in steps sized by :attr:`cadence`, and
-        commit what the steps made each time the cadence says so, and at the end."""
+        """Chunk, normalize and embed ``documents`` in steps sized by :attr:`cadence` (a step's
+        embedding beside the next step's chunking where the stages allow it:
+        :mod:`~ragkit.pipeline.ahead`), and commit what the steps made each time the cadence
+        says so, and at the end."""
         pending: list[PendingDocument] = []
         chunks = 0
         step: list[Document] = []
         chars = 0
-        for document in documents:
-            step.append(document)
-            chars += len(document.text)
-            full = len(pending) + len(step) >= self.cadence.documents
-            if chars >= self.cadence.step_chars() or full:
-                made = self._step(step, chars, report, progress)
+        progress = one_at_a_time(progress)
+
+        def collect(finished: list[list[PendingDocument]]) -> None:
+            nonlocal pending, chunks
+            for made in finished:
                 pending.extend(made)
                 chunks += sum(len(p.chunks) for p in made)
-                step, chars = [], 0
-                if self.cadence.due(len(pending), chunks):
-                    self._commit_pending(pending, report, progress)
-                    pending, chunks = [], 0
-        if step:
-            pending.extend(self._step(step, chars, report, progress))
+            if finished and self.cadence.due(len(pending), chunks):
+                self._commit_pending(pending, report, progress)
+                pending, chunks = [], 0
+
+        with OneAhead[list[PendingDocument]](self._embeds_ahead()) as ahead:
+            for document in documents:
+                step.append(document)
+                chars += len(document.text)
+                full = len(pending) + len(step) >= self.cadence.documents
+                if chars >= self.cadence.step_chars() or full:
+                    collect(ahead.push(self._step(step, chars, report, progress)))
+                    step, chars = [], 0
+            if step:
+                collect(ahead.push(self._step(step, chars, report, progress)))
+            collect(ahead.drain())
         if pending:
             self._commit_pending(pending, report, progress)
+
+    def _embeds_ahead(self) -> bool:
+        """Whether a step's embedding may run beside the next step's chunking: the stages
+        allow it, and chunk selection does not use the encoder itself (its tokenizer is not
+        shared between threads on the torch path)."""
+        return self.stages.embeds_beside_chunking and self.settings.chunk_vectors != "encoder"
 
     def _step(
         self,
@@ -339,34 +333,50 @@ class Ingest:
         chars: int,
         report: IngestReport,
         progress: ProgressCallback | None,
-    ) -> list[PendingDocument]:
-        """Chunk, normalize and embed (each distinct text once) one step of ``documents``
-        (``chars`` characters of text)."""
+    ) -> Callable[[], list[PendingDocument]]:
+        """Chunk and normalize one step of ``documents`` (``chars`` characters of text) now;
+        return its embedding (each distinct text once) as work to run."""
         clock = time.perf_counter()
-        prepared = self.stages.prepare(documents, self.settings, self._chunking, report.seconds)
+        prepared = self.stages.prepare(documents, self.settings, self._load_encoder, report.seconds)
+        preparing = time.perf_counter() - clock
         counts = self._counts
         counts.documents_chunked += len(documents)
-        embedding = time.perf_counter()
-        texts = embedding_texts(prepared, self.settings)
-        distinct = len(set(texts))
         if progress:
             progress("chunk", counts.documents_chunked, counts.to_chunk)
-            progress("embed", counts.embedded, 0)
-        encoder = self._embedding(progress)
-        vectors = (
-            embed_once(
-                texts, lambda unique: self.stages.embed(unique, self.settings, encoder, None)
+
+        def embed() -> list[PendingDocument]:
+            embedding = time.perf_counter()
+            texts = embedding_texts(prepared, self.settings)
+            distinct = len(set(texts))
+            done = counts.embedded
+
+            def embedded(batch: int) -> None:  # each batch of this step's texts, as it ends
+                nonlocal done
+                done += batch
+                if progress:
+                    progress("embed", done, 0)
+
+            embedded(0)
+            vectors = (
+                embed_once(
+                    texts,
+                    lambda unique: self.stages.embed(
+                        unique, self.settings, self._load_encoder, embedded
+                    ),
+                )
+                if texts
+                else np.zeros((0, self.store.dimension), dtype=np.float32)
             )
-            if texts
-            else np.zeros((0, self.store.dimension), dtype=np.float32)
-        )
-        counts.embedded += distinct
-        if progress:
-            progress("embed", counts.embedded, 0)
-        report.seconds["embed"] += time.perf_counter() - embedding
-        report.chunks_embedded += distinct
-        self.cadence.measured(chars, len(texts), time.perf_counter() - clock)
-        return attach_vectors(prepared, vectors)
+            counts.embedded += distinct
+            if progress:
+                progress("embed", counts.embedded, 0)
+            seconds = time.perf_counter() - embedding
+            report.seconds["embed"] += seconds
+            report.chunks_embedded += distinct
+            self.cadence.measured(chars, len(texts), preparing + seconds)
+            return attach_vectors(prepared, vectors)
+
+        return embed
 
     def _commit_pending(
         self,
@@ -468,8 +478,6 @@ class Ingest:
     def _finish(self, report: IngestReport, started: str, stale: list[str]) -> IngestReport:
         """Remove ``stale`` documents, bring near-duplicate signatures and groups up to date,
         rebuild BM25 once and log the run (after all commits)."""
-        if self.encoder is not None:
-            self.encoder.on_passages = None  # the encoder outlives this run (Index.encoder)
         stale = list(dict.fromkeys(stale))
         report.documents_removed = len(stale)
         if stale:

@@ -38,7 +38,11 @@ EncoderSource = Callable[[], Encoder]
 class IngestStages(Protocol):
     """The stages an ingest may schedule its own way: loading, preparing (chunk + normalize),
     embedding, and committing (always in the writer's process). ``seconds`` accumulates stage
-    times into the report."""
+    times into the report. :attr:`embeds_beside_chunking`: whether one step's :meth:`embed`
+    may run on a worker thread while the next step's :meth:`prepare` runs
+    (:mod:`ragkit.pipeline.ahead`)."""
+
+    embeds_beside_chunking: bool
 
     def discover(self, roots: list[Path]) -> tuple[list[Path], list[SkippedFile]]:
         """The files to read under ``roots``, and the entries passed over."""
@@ -79,8 +83,12 @@ class LocalStages:
 
     The chunker is made once per settings, so adaptive scoring and the ``semantic`` chunker
     embed with the same encoder as the chunks. ``loading`` chooses the files read under the
-    roots (include/exclude globs) and the text field of records.
+    roots (include/exclude globs) and the text field of records. A step's passages embed on
+    ONNX Runtime's threads while the next step is chunked on this one: on two cores that
+    keeps both busy through the chunking steps.
     """
+
+    embeds_beside_chunking = True
 
     def __init__(self, loading: LoadOptions | None = None) -> None:
         self._chunkers: dict[str, DocumentChunker] = {}

@@ -20,7 +20,7 @@ import io
 import logging
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -42,6 +42,10 @@ _BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")
 # Bumped when :meth:`Tokenizer.pieces` cuts the same model's text differently, so indexes whose
 # sparse pieces the old rule cut are re-analyzed (it is part of the fingerprint).
 PIECES_VERSION = 2  # 2: byte-fallback pieces read back as the characters they encode
+# Counts of single words kept per tokenizer: chunking counts a long sentence word by word
+# (ragkit.chunking.context.word_windows), and the same words recur across a collection.
+WORD_COUNTS_KEPT = 1 << 16
+_WHITESPACE = re.compile(r"\s")
 
 
 def tokenizers_dir() -> Path:
@@ -79,6 +83,7 @@ class Tokenizer:
     processor: spm.SentencePieceProcessor
     normalized: bool
     name: str
+    word_counts: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def prepare(self, text: str) -> str:
         """Text as the model was trained on it: normalized (if so) with whitespace runs as one
@@ -97,7 +102,17 @@ class Tokenizer:
             >>> tokenizer_for("en").count("") # doctest: +SKIP
             0
         """
-        return len(self.processor.encode(self.prepare(text))) if text.strip() else 0
+        if not text.strip():
+            return 0
+        if len(text) > 64 or _WHITESPACE.search(text):
+            return len(self.processor.encode(self.prepare(text)))
+        found = self.word_counts.get(text)  # one word: counted once per run (dicts are
+        if found is None:  # safe to share between threads for single gets and sets)
+            found = len(self.processor.encode(self.prepare(text)))
+            if len(self.word_counts) >= WORD_COUNTS_KEPT:
+                self.word_counts.clear()
+            self.word_counts[text] = found
+        return found
 
     def pieces(self, text: str) -> list[str]:
         """Pieces of ``text`` as given (no normalization: ``text`` is already a matching key),
