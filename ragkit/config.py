@@ -70,9 +70,11 @@ class Settings(BaseModel):
 
     embedding_model: Fixed[str] = Field(default_factory=lambda: read("model") or DEFAULT_MODEL)
     # The encoder's numbers (ragkit.embed.int8): "fp32", or "int8", its dynamically quantized
-    # ONNX copy (faster, vectors close to fp32's, not equal). An index's vectors, passages and
-    # queries, all come from one precision.
-    embedding_precision: Fixed[Literal["fp32", "int8"]] = "fp32"
+    # ONNX copy (faster, vectors close to fp32's, not equal); "auto": int8 for the models whose
+    # int8 copy was measured to hold retrieval quality (all-minilm-l6-v2), fp32 for any other,
+    # resolved with the model and stored resolved. An index's vectors, passages and queries,
+    # all come from one precision.
+    embedding_precision: Fixed[Literal["auto", "fp32", "int8"]] = "auto"
     # Chunking (ragkit.chunking): "adaptive" picks per document among the chunkers by the
     # weighted metrics (SC BI ICC DCC RC; None = equal weights); any other value names one chunker.
     chunker: Fixed[str] = "adaptive"
@@ -172,6 +174,7 @@ class Settings(BaseModel):
         values.setdefault("orthography", "standard")  # keys from before Uthmani conversion
         values.setdefault("exact_terms", "off")
         values.setdefault("chunk_vectors", "encoder")  # chunks chosen with the full encoder
+        values.setdefault("embedding_precision", "fp32")  # from before int8 existed
         return cls.model_validate(values)
 
     @field_validator("chunker")
@@ -394,17 +397,25 @@ def handle_settings(
         Traceback (most recent call last):
         ...
         ragkit.errors.SettingsMismatchError: idx: built with chunk_tokens=256, not 64; use a new --index folder for other settings
-        >>> handle_settings(Settings(), None, {"embedding_precision": "int8"}, {}, "idx")
+        >>> fp32 = Settings(embedding_precision="fp32")
+        >>> handle_settings(fp32, None, {"embedding_precision": "int8"}, {}, "idx")
         Traceback (most recent call last):
         ...
         ragkit.errors.SettingsMismatchError: idx: its vectors are fp32, not int8; one index holds vectors of one precision (embedding_precision): use a new --index folder for int8
+        >>> handle_settings(fp32, None, {"embedding_precision": "auto"}, {}, "idx") == fp32
+        True
     """
     if model and model not in (DEFAULT_MODEL, stored.embedding_model):
         raise SettingsMismatchError(
             f"{where}: built with {stored.embedding_model!r}, not {model!r}; "
             "use a new --index folder for another model"
         )
+    undecided = {}  # a precision given to an index whose ``auto`` model is not chosen yet
     for name, value in given.items():
+        if name == "embedding_precision" and "auto" in (value, stored.embedding_precision):
+            if value != "auto":  # resolved and stored when the model is chosen
+                undecided[name] = value
+            continue  # ``auto`` given: the index's own precision
         if name not in QUERY_SETTINGS and getattr(stored, name) != value:
             source = f" (set in {filed[name]})" if name in filed else ""
             if name == "embedding_precision":  # as another model: vectors that do not compare
@@ -417,7 +428,7 @@ def handle_settings(
                 f"{where}: built with {name}={getattr(stored, name)!r}, not "
                 f"{value!r}{source}; use a new --index folder for other settings"
             )
-    overrides = {n: v for n, v in given.items() if n in QUERY_SETTINGS}
+    overrides = {n: v for n, v in given.items() if n in QUERY_SETTINGS} | undecided
     if not overrides:
         return stored
     try:

@@ -129,10 +129,11 @@ class Index:
                 ({"embedding_model": model} if model else {}) | settings
             )
             encoder = None
-            if chosen.embedding_model != AUTO_MODEL:
+            if chosen.embedding_model != AUTO_MODEL:  # a named model: its precision resolved
                 encoder = Encoder(
                     chosen.embedding_model, chosen.embed_batch_size, chosen.embedding_precision
                 )
+                chosen = chosen.model_copy(update={"embedding_precision": encoder.precision})
             dimension = encoder.dimension if encoder else AUTO_DIMENSION
             try:
                 index = cls(create_store(location, chosen, dimension))

@@ -11,11 +11,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast, get_args
+from typing import TYPE_CHECKING, get_args
 
 import numpy as np
 
-from ragkit.embed.int8 import int8_copy
+from ragkit.embed.int8 import AUTO_PRECISION, int8_copy, resolve_precision
 from ragkit.embed.models import load_encoder, model_spec
 from ragkit.embed.onnx_runtime import OnnxEncoder, Precision, runtime_choice
 from ragkit.errors import RagkitError
@@ -24,7 +24,7 @@ from ragkit.normalize.unicode import text_only
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-PRECISIONS: tuple[str, ...] = get_args(Precision)
+PRECISIONS: tuple[str, ...] = (AUTO_PRECISION, *get_args(Precision))
 
 
 class Encoder:
@@ -35,7 +35,8 @@ class Encoder:
     earlier process checked, without importing torch at all (``ragkit ingest``, ``ragkit
     query``); otherwise the copy is exported and checked beside the torch model first (once
     per machine); where it cannot run, through the torch modules (loaded at the first use of
-    :attr:`model`). ``precision="int8"`` embeds with the int8 copy (:mod:`ragkit.embed.int8`),
+    :attr:`model`). ``precision="int8"`` embeds with the int8 copy (:mod:`ragkit.embed.int8`;
+    ``"auto"``: the model's own, :func:`~ragkit.embed.int8.resolve_precision`),
     which has no torch path.
     """
 
@@ -45,7 +46,7 @@ class Encoder:
                 f"embedding_precision {precision!r}: give one of {', '.join(PRECISIONS)}"
             )
         self.spec = model_spec(model_name)
-        self.precision = cast(Precision, precision)
+        self.precision = resolve_precision(self.spec.name, precision)
         self._model: SentenceTransformer | None = None
         self.batch_size = batch_size
         self._onnx: OnnxEncoder | None = None

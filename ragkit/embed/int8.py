@@ -10,6 +10,10 @@ and recorded beside it (``….int8.onnx.checked.json``). Its vectors are close t
 equal (per-channel int8 on Cranfield abstracts: cosine ~0.994 on average), so an index keeps
 the precision it was built with (a Fixed setting) and never mixes the two.
 
+``embedding_precision = "auto"`` (the default) is int8 for the models in :data:`INT8_BY_DEFAULT`
+and fp32 for every other one (:func:`resolve_precision`), resolved when the index's model is
+known and stored resolved.
+
 Example:
     >>> int8_path(Path("/cache/models/onnx/all-minilm-l6-v2-1a2b.onnx")).name
     'all-minilm-l6-v2-1a2b.int8.onnx'
@@ -23,14 +27,18 @@ import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
+from ragkit.embed.models import MINILM_NAMES
 from ragkit.embed.onnx_runtime import (
     PROBES,
     CheckedCopy,
     OnnxEncoder,
+    Precision,
     remove_if_changed,
+    runtime_choice,
     session_of,
 )
 from ragkit.errors import RagkitError
@@ -39,6 +47,33 @@ from ragkit.paths import file_sha256
 log = logging.getLogger(__name__)
 
 AGREEMENT = 0.97  # least cosine between an int8 probe vector and the fp32 one
+AUTO_PRECISION = "auto"
+INT8_BY_DEFAULT = MINILM_NAMES
+"""Models whose ``auto`` precision is int8: on the sets ``auto`` gives them (English: Cranfield,
+its known-item spans, the Python and Debian handbook heading tuning sets, CISI) int8 nDCG@10 stays
+within 0.005 of fp32, dense and hybrid (``python -m benchmarks.int8_quality``, results in
+``benchmarks/results/int8_quality*.json``). multilingual-e5-small stays fp32: its dense
+nDCG@10 drops 0.039 on Bukhari known-item spans."""
+
+
+def resolve_precision(model: str, precision: str) -> Precision:
+    """The precision ``precision`` is for ``model``: itself, or for ``auto`` int8 where the
+    model is in :data:`INT8_BY_DEFAULT` and ONNX Runtime may run (``RAGKIT_EMBED_RUNTIME`` is
+    not ``torch``: int8 has no torch path), else fp32.
+
+    Example:
+        >>> resolve_precision("multilingual-e5-small", "auto"), resolve_precision("m", "int8")
+        ('fp32', 'int8')
+        >>> resolve_precision("all-minilm-l6-v2", "auto") in ("int8", "fp32")  # by runtime
+        True
+    """
+    if precision != AUTO_PRECISION:
+        return cast(Precision, precision)
+    if model in INT8_BY_DEFAULT and runtime_choice() != "torch":
+        return "int8"
+    return "fp32"
+
+
 _QUANTIZING = threading.Lock()
 
 

@@ -450,7 +450,8 @@ class Ingest:
             )
             if encoder.dimension != self.store.dimension:
                 raise RagkitError(f"model {name}: {encoder.dimension}-d, the index is not")
-            chosen = {"embedding_model": name}  # the store keeps its own reranking settings
+            chosen = {"embedding_model": name, "embedding_precision": encoder.precision}
+            # (the store keeps its own reranking settings)
             self.store.replace_settings(self.store.settings.model_copy(update=chosen))
             self.settings = self.settings.model_copy(update=chosen)
             self.encoder = encoder

@@ -45,7 +45,9 @@ __all__ = [
 ]
 
 Location = str | Path
-INSTALL_HINT = "Milvus support needs pymilvus and milvus-lite: pip install 'ragkit-pipeline[milvus]'"
+INSTALL_HINT = (
+    "Milvus support needs pymilvus and milvus-lite: pip install 'ragkit-pipeline[milvus]'"
+)
 
 
 def _milvus() -> type[MilvusStore]:

@@ -1,7 +1,8 @@
 """The int8 copy (:mod:`ragkit.embed.int8`) and the ``embedding_precision`` setting: int8
 vectors close to fp32's, passages and queries of an int8 index both on it, the quantized copy
 made once and loaded later without torch, an index's precision fixed (the other refused, by
-``Index.open`` and ``ragkit ingest --precision``), and int8 refused where it cannot run."""
+``Index.open`` and ``ragkit ingest --precision``), int8 refused where it cannot run, and
+``auto`` resolved per model and stored resolved."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from conftest import MODEL, cli
 from ragkit import Index
+from ragkit.config import Settings
 from ragkit.embed import Encoder, int8
 from ragkit.embed.int8 import AGREEMENT, int8_path
 from ragkit.errors import RagkitError, SettingsMismatchError
@@ -80,7 +82,7 @@ def test_an_index_keeps_its_precision(quantized: Encoder, tmp_path: Path) -> Non
     assert "its vectors are int8, not fp32" in refused.stderr
     unknown = cli("ingest", str(tmp_path / "docs"), "--index", str(tmp_path / "new"),
                   "--precision", "int4")  # fmt: skip
-    assert unknown.returncode == 2 and "--precision: Input should be 'fp32' or 'int8'" in (
+    assert unknown.returncode == 2 and "--precision: Input should be 'auto', 'fp32' or 'int8'" in (
         unknown.stderr
     )
 
@@ -89,7 +91,9 @@ def test_int8_has_no_torch_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAGKIT_EMBED_RUNTIME", "torch")
     with pytest.raises(RagkitError, match="int8: all-minilm-l6-v2 cannot run on ONNX Runtime"):
         Encoder(MODEL, precision="int8").encode_queries(["heat"])
-    with pytest.raises(RagkitError, match="embedding_precision 'int4': give one of fp32, int8"):
+    with pytest.raises(
+        RagkitError, match="embedding_precision 'int4': give one of auto, fp32, int8"
+    ):
         Encoder(MODEL, precision="int4")
 
 
@@ -102,4 +106,40 @@ def test_eval_takes_the_precision(quantized: Encoder, tiny_beir: Path, tmp_path:
         assert kept.settings.embedding_precision == "int8"
     refused = cli("eval", str(tiny_beir), "--model", MODEL, "--precision", "int4")
     assert refused.returncode == 2
-    assert "--precision: Input should be 'fp32' or 'int8'" in refused.stderr
+    assert "--precision: Input should be 'auto', 'fp32' or 'int8'" in refused.stderr
+
+
+def test_auto_precision_is_resolved_per_model_and_stored(
+    quantized: Encoder, tmp_path: Path
+) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text(TEXTS[0], "utf-8")
+    with Index.open(tmp_path / "named", create=True, model=MODEL, chunker="sentence") as index:
+        assert index.settings.embedding_precision == "int8"  # MiniLM's measured default
+    chosen = tmp_path / "chosen"
+    with Index.open(chosen, create=True, chunker="sentence") as index:  # model and precision auto
+        assert index.settings.embedding_precision == "auto"
+        index.ingest([tmp_path / "docs"])
+    with Index.open(chosen, embedding_precision="auto") as index:  # "auto" keeps the index's
+        assert (index.settings.embedding_model, index.settings.embedding_precision) == (
+            "all-minilm-l6-v2",
+            "int8",
+        )
+        onnx = index.encoder.runtime()
+        assert onnx is not None and onnx.path.name.endswith(".int8.onnx")
+    given = tmp_path / "given"
+    with Index.open(given, create=True, chunker="sentence", embedding_precision="fp32") as index:
+        index.ingest([tmp_path / "docs"])  # an explicit precision wins over the model's default
+    with Index.open(given) as index:
+        assert index.settings.embedding_precision == "fp32"
+    assert Settings.from_index('{"embedding_model": "all-minilm-l6-v2"}').embedding_precision == (
+        "fp32"  # indexes from before int8 existed keep their fp32 vectors
+    )
+
+
+def test_auto_precision_is_fp32_where_int8_cannot_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("RAGKIT_EMBED_RUNTIME", "torch")
+    with Index.open(tmp_path / "index", create=True, model=MODEL) as index:
+        assert index.settings.embedding_precision == "fp32"

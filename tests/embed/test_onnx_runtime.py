@@ -51,7 +51,9 @@ def prepared(cache: Path) -> Encoder:
 
 
 def copies(cache: Path) -> list[Path]:
-    return sorted((cache / "models" / "onnx").glob("all-minilm-l6-v2-*.onnx"))
+    """The fp32 copies in ``cache`` (an index made with the defaults adds an int8 one)."""
+    found = (cache / "models" / "onnx").glob("all-minilm-l6-v2-*.onnx")
+    return sorted(p for p in found if not p.name.endswith(".int8.onnx"))
 
 
 def test_onnx_vectors_equal_the_torch_models(prepared: Encoder) -> None:
@@ -259,7 +261,8 @@ def test_the_first_ingest_makes_the_checked_copy_and_embeds_on_it(
     (tmp_path / "a.txt").write_text("Heat transfer in hypersonic flow.", "utf-8")
     from ragkit import Index
 
-    with Index.open(tmp_path / "index", create=True, model="all-minilm-l6-v2") as index:
+    fp32 = {"model": "all-minilm-l6-v2", "embedding_precision": "fp32"}
+    with Index.open(tmp_path / "index", create=True, **fp32) as index:
         index.ingest([tmp_path / "a.txt"])
         assert index.encoder._onnx is not None and index.encoder._onnx.path in copies(cache)
     (copy,) = copies(cache)
