@@ -98,8 +98,9 @@ CHUNK_WEIGHTS = typer.Option(
 PRECISION = typer.Option(
     None,
     "--precision",
-    help="For a new index: the encoder's numbers, fp32 (default) | int8 (its quantized ONNX "
-    "copy: faster, vectors close to fp32's, not equal).",
+    help="For a new index: the encoder's numbers, auto (default: int8 for all-minilm-l6-v2, "
+    "fp32 for other models) | fp32 | int8 (its quantized ONNX copy: faster, vectors close to "
+    "fp32's, not equal).",
 )
 
 
