@@ -25,6 +25,7 @@ Run::
 
     .venv/bin/python -m benchmarks.afternoon                 # both collections, 3 repeats
     .venv/bin/python -m benchmarks.afternoon --collections cranfield --repeats 1
+    .venv/bin/python -m benchmarks.afternoon --fp32     # ragkit on --precision fp32 as well
 
 Writes ``benchmarks/results/afternoon.json`` and prints a table.
 """
@@ -82,11 +83,12 @@ def arabic_files(folder: Path, count: int, seed: int) -> list[Path]:
     return paths
 
 
-def run_ragkit(documents: Path, index: Path) -> dict[str, Any]:
-    """``ragkit ingest`` with the defaults: wall, peak RSS, chunks."""
+def run_ragkit(documents: Path, index: Path, precision: str | None = None) -> dict[str, Any]:
+    """``ragkit ingest`` with the defaults (or another ``--precision``): wall, peak RSS,
+    chunks."""
+    command = [RAGKIT, "ingest", str(documents), "--index", str(index), "--quiet"]
     clock = time.perf_counter()
-    code, out, err, peak = run_child([RAGKIT, "ingest", str(documents), "--index", str(index),
-                                      "--quiet"])  # fmt: skip
+    code, out, err, peak = run_child(command + (["--precision", precision] if precision else []))
     wall = time.perf_counter() - clock
     if code:
         raise SystemExit(f"ragkit ingest {documents}: exit {code}\n{err[-2000:]}")
@@ -108,25 +110,28 @@ def run_peer(documents: Path, out: Path, model: str) -> dict[str, Any]:
     return {"wall_s": wall, "peak_rss_mb": peak, "chunks": json.loads(stdout)["chunks"]}
 
 
-def measure(name: str, documents: Path, scratch: Path, repeats: int) -> dict[str, Any]:
-    """Both pipelines ``repeats`` times, alternating which goes first."""
-    runs: dict[str, list[dict[str, Any]]] = {"ragkit": [], "peer": []}
+def measure(name: str, documents: Path, scratch: Path, repeats: int, fp32: bool) -> dict[str, Any]:
+    """Both pipelines (and with ``fp32`` ragkit on ``--precision fp32`` too) ``repeats``
+    times, the order turned round each repeat."""
+    systems = ["ragkit", *(["ragkit-fp32"] if fp32 else []), "peer"]
+    runs: dict[str, list[dict[str, Any]]] = {system: [] for system in systems}
     for repeat in range(repeats):
-        order = ["ragkit", "peer"] if repeat % 2 == 0 else ["peer", "ragkit"]
-        for system in order:
+        for system in systems if repeat % 2 == 0 else systems[::-1]:
             out = scratch / f"{name}-{system}-{repeat}"
             runs[system].append(
-                run_ragkit(documents, out) if system == "ragkit"
-                else run_peer(documents, out, MODELS[name])
+                run_peer(documents, out, MODELS[name]) if system == "peer"
+                else run_ragkit(documents, out, "fp32" if system == "ragkit-fp32" else None)
             )  # fmt: skip
     medians = {s: statistics.median(r["wall_s"] for r in runs[s]) for s in runs}
+    peer = runs["peer"]
     return {
         "files": sum(1 for _ in documents.iterdir()),
         "model": MODELS[name],
         "runs": runs,
         "median_wall_s": medians,
         "ratio": medians["ragkit"] / medians["peer"],
-        "paired_ratios": [r["wall_s"] / p["wall_s"] for r, p in zip(*runs.values(), strict=True)],
+        **({"ratio_fp32": medians["ragkit-fp32"] / medians["peer"]} if fp32 else {}),
+        "paired_ratios": [r["wall_s"] / p["wall_s"] for r, p in zip(runs["ragkit"], peer)],
     }
 
 
@@ -148,6 +153,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--arabic", type=int, default=1400, help="hadith files")
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument(
+        "--fp32", action="store_true", help="also ragkit with --precision fp32 (third system)"
+    )
     arguments = parser.parse_args()
     console = Console()
     with tempfile.TemporaryDirectory(prefix="ragkit-afternoon-") as folder:
@@ -164,7 +172,7 @@ def main() -> None:
                                   "preparation_s": prepare(collections, scratch)}  # fmt: skip
         for name, documents in collections.items():
             console.print(f"[bold]{name}[/]: {arguments.repeats} × ragkit ingest and the peer")
-            result[name] = measure(name, documents, scratch, arguments.repeats)
+            result[name] = measure(name, documents, scratch, arguments.repeats, arguments.fp32)
     path = write_result("afternoon", result)
     print_table(console, result, arguments.collections)
     console.print(f"wrote {path}")
@@ -172,16 +180,17 @@ def main() -> None:
 
 def print_table(console: Console, result: dict[str, Any], names: list[str]) -> None:
     table = Table(title="ingest wall: ragkit defaults vs the afternoon pipeline (same run)")
-    for column in ("collection", "model", "files", "ragkit s", "peer s", "ratio",
+    for column in ("collection", "model", "files", "ragkit s", "peer s", "ratio", "fp32 ratio",
                    "ragkit chunks", "peer chunks", "ragkit RSS MB", "peer RSS MB"):  # fmt: skip
         table.add_column(column)
     for name in names:
         row = result[name]
         ragkit_run, peer_run = row["runs"]["ragkit"][-1], row["runs"]["peer"][-1]
+        fp32 = f"{row['ratio_fp32']:.2f}×" if "ratio_fp32" in row else "–"
         table.add_row(
             name, row["model"], str(row["files"]),
             f"{row['median_wall_s']['ragkit']:.1f}", f"{row['median_wall_s']['peer']:.1f}",
-            f"{row['ratio']:.2f}×", str(ragkit_run["chunks"]), str(peer_run["chunks"]),
+            f"{row['ratio']:.2f}×", fp32, str(ragkit_run["chunks"]), str(peer_run["chunks"]),
             f"{ragkit_run['peak_rss_mb']:.0f}", f"{peer_run['peak_rss_mb']:.0f}",
         )  # fmt: skip
     console.print(table)
