@@ -62,7 +62,7 @@ class TokenVectors:
     vectors: Callable[[np.ndarray], np.ndarray]
     dimension: int
     unknown: Callable[[], np.ndarray]
-    source: str  # in words, for logs
+    table: TokenTable | None = None  # the lazily grown table (None: a full table in memory)
 
 
 def has_full_table(folder: Path) -> bool:
@@ -85,7 +85,6 @@ def full_vectors(folder: Path) -> TokenVectors:
         lambda rows: table[rows],
         int(table.shape[1]),
         lambda: fallback,
-        f"full table {folder}",
     )
 
 
@@ -124,7 +123,7 @@ def lazy_vectors(encoder: Encoder, folder: Path) -> TokenVectors:
         table.vectors,
         basis.dimension,
         lambda: table.vectors(np.array([unknown]))[0].astype(np.float32),
-        f"lazy table {table.path}",
+        table,
     )
 
 
