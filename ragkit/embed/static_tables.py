@@ -72,6 +72,7 @@ def has_full_table(folder: Path) -> bool:
 def full_vectors(folder: Path) -> TokenVectors:
     """The vectors of a full distillation saved by model2vec in ``folder``."""
     from safetensors.numpy import load_file
+
     from tokenizers import Tokenizer
 
     table = load_file(str(folder / "model.safetensors"))["embeddings"]
@@ -160,7 +161,9 @@ def _basis(
     shipped = shipped_basis(model)
     if shipped is not None:
         probes = shipped.probe_rows
-        hidden = token_pass(vocabulary.sequences(probes)) if vocabulary.size == shipped.rows else None
+        hidden = (
+            token_pass(vocabulary.sequences(probes)) if vocabulary.size == shipped.rows else None
+        )
         if hidden is not None and hidden.shape[1] == shipped.basis.mean.shape[0]:
             found = shipped.basis.project(hidden, vocabulary.weights(probes))
             if shipped.matches(vocabulary.size, found):

@@ -122,14 +122,13 @@ class StaticVocabulary:
         """Write ``tokenizer.json`` and ``inputs.npz`` into ``folder``, each through a
         temporary file renamed into place (a crash leaves the files whole or absent)."""
         folder.mkdir(parents=True, exist_ok=True)
-        with replacing(folder / INPUTS_FILE) as scratch:
-            with scratch.open("wb") as handle:
-                np.savez(
-                    handle,
-                    inputs=self.inputs,
-                    prefix=np.asarray(self.prefix, dtype=np.int64),
-                    suffix=np.asarray(self.suffix, dtype=np.int64),
-                )
+        with replacing(folder / INPUTS_FILE) as scratch, scratch.open("wb") as handle:
+            np.savez(
+                handle,
+                inputs=self.inputs,
+                prefix=np.asarray(self.prefix, dtype=np.int64),
+                suffix=np.asarray(self.suffix, dtype=np.int64),
+            )
         with replacing(folder / TOKENIZER_FILE) as scratch:
             self.tokenizer.save(str(scratch))
 

@@ -32,6 +32,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -39,6 +40,7 @@ from ragkit.errors import RagkitError
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 MakeRows = Callable[[np.ndarray], np.ndarray]
 """Rows (int64, distinct) → their vectors (float16, rows × dimension)."""
 
@@ -112,8 +114,14 @@ class TokenTable:
         for start in range(0, len(rows), _QUERY_ROWS):
             part = rows[start : start + _QUERY_ROWS].tolist()
             marks = ",".join("?" * len(part))
-            query = f"SELECT row, vector FROM vectors WHERE row IN ({marks})"  # noqa: S608
-            for row, blob in self._run(lambda c, q=query, p=part: c.execute(q, p).fetchall()):
+            query = f"SELECT row, vector FROM vectors WHERE row IN ({marks})"
+
+            def select(
+                connection: sqlite3.Connection, query: str = query, part: list[int] = part
+            ) -> list[Any]:
+                return connection.execute(query, part).fetchall()
+
+            for row, blob in self._run(select):
                 if len(blob) == width:
                     yield int(row), np.frombuffer(blob, dtype="<f2")
 
@@ -132,18 +140,20 @@ class TokenTable:
 
         self._run(insert)
 
-    def _run(self, call: Callable[[sqlite3.Connection], object]) -> list:  # type: ignore[type-arg]
+    def _run(self, call: Callable[[sqlite3.Connection], T]) -> T:
         """``call(connection)``; a file SQLite cannot use as the table is replaced once."""
         try:
-            return call(self._open())  # type: ignore[return-value]
+            return call(self._open())
         except sqlite3.DatabaseError as error:
             if isinstance(error, sqlite3.OperationalError) and "locked" in str(error):
-                raise RagkitError(f"{self.path}: busy for {_BUSY_SECONDS:.0f} s ({error})") from error
+                raise RagkitError(
+                    f"{self.path}: busy for {_BUSY_SECONDS:.0f} s ({error})"
+                ) from error
             log.warning("%s could not be used (%s); starting it again", self.path, error)
             self.close()
             for suffix in ("", "-wal", "-shm", "-journal"):
                 self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
-            return call(self._open())  # type: ignore[return-value]
+            return call(self._open())
 
     def _open(self) -> sqlite3.Connection:
         if self._connection is None:

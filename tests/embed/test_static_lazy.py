@@ -192,7 +192,9 @@ def test_a_crash_mid_write_leaves_a_readable_table(tmp_path: Path) -> None:
         """
     )
     child = subprocess.run(
-        [sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        [sys.executable, "-c", script],
+        check=False,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
     )
     assert child.returncode == -signal.SIGKILL
     made: list[int] = []
@@ -207,7 +209,9 @@ def test_a_crash_mid_write_leaves_a_readable_table(tmp_path: Path) -> None:
     assert made == list(range(100, 1000))  # the killed transaction left none of its rows
 
 
-def test_a_damaged_table_file_is_started_again(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_damaged_table_file_is_started_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "vectors.sqlite"
     path.write_bytes(b"not a database, " * 100)
     table = TokenTable(path, 10, 4, lambda rows: np.ones((len(rows), 4), dtype=np.float16))
