@@ -21,12 +21,14 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import logging
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -101,11 +103,13 @@ class StaticVocabulary:
             from skeletoken import TokenizerModel
         except ImportError as error:
             raise RagkitError(f"static vectors need model2vec: {INSTALL_HINT}") from error
-        original = TokenizerModel.from_transformers_tokenizer(hf_tokenizer).prune_added_tokens()
-        cleaned = original.deep_copy()
-        if cleaned.adds_prefix_space is not None:
-            cleaned.adds_prefix_space = True
-        cleaned = clean_and_create_vocabulary(cleaned, [], re.compile(REMOVED_TOKENS))
+        with quiet("skeletoken", "model2vec"):  # notes on pad tokens and removed pieces
+            original = TokenizerModel.from_transformers_tokenizer(hf_tokenizer)
+            original = original.prune_added_tokens()
+            cleaned = original.deep_copy()
+            if cleaned.adds_prefix_space is not None:
+                cleaned.adds_prefix_space = True
+            cleaned = clean_and_create_vocabulary(cleaned, [], re.compile(REMOVED_TOKENS))
         # model2vec feeds each token through the encoder under the pruned tokenizer's ids and
         # an embedding matrix reshaped to them: the same rows as the encoder's own ids of the
         # token (its tokenizer's vocabulary), which the encoder here is given directly.
@@ -151,6 +155,20 @@ def text_rows(tokenizer: Tokenizer, unknown: int | None, texts: Sequence[str]) -
     """Each text's ids under ``tokenizer`` without special tokens, ``unknown`` dropped."""
     encodings = tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
     return [[i for i in encoding.ids if i != unknown] for encoding in encodings]
+
+
+@contextlib.contextmanager
+def quiet(*names: str) -> Iterator[None]:
+    """The loggers ``names`` at ERROR inside the block, as they were after it."""
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 def plain_tokenizer(tokenizer: Tokenizer) -> Tokenizer:
