@@ -99,7 +99,7 @@ def lazy_vectors(encoder: Encoder, folder: Path) -> TokenVectors:
         return basis.project(hidden, vocabulary.weights(rows))
 
     def make(rows: np.ndarray) -> np.ndarray:
-        if table.made == 0:
+        if table.made == 0 and new_table:  # once, where the machine has none of them yet
             log.warning(
                 "making the static token vectors of %s as chunk selection meets new tokens "
                 "(once per token and machine, about a thousand a second), kept in %s",
@@ -111,9 +111,9 @@ def lazy_vectors(encoder: Encoder, folder: Path) -> TokenVectors:
         log.info("%d static token vectors made in %.2f s", len(rows), time.perf_counter() - clock)
         return vectors
 
-    table = TokenTable(
-        folder / f"vectors-{basis.key}.sqlite", vocabulary.size, basis.dimension, make
-    )
+    path = folder / f"vectors-{basis.key}.sqlite"
+    new_table = not path.exists()
+    table = TokenTable(path, vocabulary.size, basis.dimension, make)
     if sampled is not None:  # the sample's vectors are paid for: keep them
         rows, hidden = sampled
         table.add(rows, project(rows, hidden))
