@@ -105,8 +105,10 @@ class StaticVocabulary:
             raise RagkitError(f"static vectors need model2vec: {INSTALL_HINT}") from error
         with quiet("skeletoken", "model2vec"):  # notes on pad tokens and removed pieces
             original = TokenizerModel.from_transformers_tokenizer(hf_tokenizer)
-            original = original.prune_added_tokens()
-            cleaned = original.deep_copy()
+            before, after = original.bos or [], original.eos or []
+            # model2vec deep-copies the pruned tokenizer before cleaning it; pruning already
+            # returns a copy, and nothing here reads the pruned one again
+            cleaned = original.prune_added_tokens()
             if cleaned.adds_prefix_space is not None:
                 cleaned.adds_prefix_space = True
             cleaned = clean_and_create_vocabulary(cleaned, [], re.compile(REMOVED_TOKENS))
@@ -116,8 +118,8 @@ class StaticVocabulary:
         ids = hf_tokenizer.get_vocab()
         try:
             inputs = np.array([ids[token] for token in cleaned.sorted_vocabulary], dtype=np.int64)
-            prefix = tuple(ids[token] for token in original.bos or [])
-            suffix = tuple(ids[token] for token in original.eos or [])
+            prefix = tuple(ids[token] for token in before)
+            suffix = tuple(ids[token] for token in after)
         except KeyError as error:
             raise RagkitError(f"static vectors: token {error} is not in the encoder's vocabulary")
         return cls(plain_tokenizer(cleaned.to_tokenizer()), inputs, prefix, suffix)

@@ -22,6 +22,7 @@ from ragkit.config import Settings
 from ragkit.embed import Encoder
 from ragkit.embed import static as static_module
 from ragkit.embed.static import StaticEncoder, static_folder
+from ragkit.embed.static_vocabulary import StaticVocabulary, plain_tokenizer
 from ragkit.errors import RagkitError
 from ragkit.pipeline import DocumentChunker, chunk_embed
 
@@ -106,6 +107,7 @@ def test_a_full_distillation_of_an_earlier_release_is_read(tiny_model: str, cach
     from model2vec.distill import distill_from_model
 
     from ragkit.normalize.unicode import text_only
+    from tokenizers import Tokenizer
 
     encoder = Encoder(tiny_model)
     folder = static_folder(encoder.spec.name, encoder.spec.location)
@@ -113,6 +115,9 @@ def test_a_full_distillation_of_an_earlier_release_is_read(tiny_model: str, cach
     distill_from_model(backbone, encoder.model.tokenizer, pca_dims=32).save_pretrained(str(folder))
     static = StaticEncoder.for_encoder(encoder)
     assert static.tokens.table is None  # the full table, nothing made
+    built = StaticVocabulary.build(encoder.model.tokenizer).tokenizer.to_str()
+    saved = plain_tokenizer(Tokenizer.from_file(str(folder / "tokenizer.json"))).to_str()
+    assert json.loads(built) == json.loads(saved)  # model2vec's own cleaned tokenizer
     model = StaticModel.from_pretrained(str(folder), normalize=True, force_download=False)
     texts = ["Heat transfer", "Jet flow over a wing", "the boundary layer of a plate"]
     expected = model.encode([text_only(t) for t in texts], max_length=None).astype(np.float32)
