@@ -7,7 +7,9 @@ then fits model2vec's PCA on all the tokens' vectors (:meth:`ragkit.embed.static
 It writes ``<model>.npz``: the basis (mean and components, float32), the vocabulary's size and
 16 probe rows' vectors from the full table (how :mod:`ragkit.embed.static_basis` recognizes
 the weights the basis belongs to), and the model's entry in ``MANIFEST.json`` (weights, library
-versions, date, command, seconds, explained variance).
+versions, date, command, seconds, explained variance, and the digest of model2vec's cleaned
+vocabulary, which lets :meth:`ragkit.embed.static_vocabulary.StaticVocabulary.derive` stand in
+for model2vec's cleaning on a new machine; ``--vocabulary-only`` records just that digest).
 
 It checks, and records, that the basis reproduces model2vec's table: ``apply_pca`` ×
 ``compute_weights`` of the same vectors, as float16, against :meth:`Basis.project` (largest
@@ -132,6 +134,7 @@ def make(model_name: str) -> dict:
         "model": model_name,
         "weights": f"{WEIGHTS[model_name]} {importlib.metadata.version(WEIGHTS[model_name])}",
         "rows": vocabulary.size,
+        "vocabulary_sha256": vocabulary.digest(),
         "hidden": int(hidden.shape[1]),
         "dimensions": dimensions,
         "sif_coefficient": SIF_COEFFICIENT,
@@ -152,14 +155,29 @@ def make(model_name: str) -> dict:
     }
 
 
+def vocabulary_digest(model_name: str) -> str:
+    """The digest of model2vec's cleaned vocabulary of ``model_name`` (no pass, no fit)."""
+    return StaticVocabulary.build(Encoder(model_name).model.tokenizer).digest()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
+    parser.add_argument(
+        "--vocabulary-only",
+        action="store_true",
+        help="record only the vocabularies' digests, the bases kept",
+    )
     args = parser.parse_args()
     path = bases_folder() / "MANIFEST.json"
     entries = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     for model_name in args.models:
-        entries[model_name] = make(model_name)
+        if args.vocabulary_only:
+            entry = entries[model_name]
+            entry["vocabulary_sha256"] = vocabulary_digest(model_name)
+            entry["vocabulary_recorded"] = provenance()["date"]
+        else:
+            entries[model_name] = make(model_name)
         print(json.dumps(entries[model_name], indent=2))
         with replacing(path) as scratch:
             scratch.write_text(json.dumps(entries, indent=2) + "\n", encoding="utf-8")

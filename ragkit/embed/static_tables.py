@@ -32,6 +32,7 @@ from ragkit.embed.static_basis import (
     BASIS_FILE,
     PCA_DIMENSIONS,
     Basis,
+    manifest,
     sample_rows,
     shipped_basis,
 )
@@ -129,14 +130,20 @@ def lazy_vectors(encoder: Encoder, folder: Path) -> TokenVectors:
 
 
 def _build_vocabulary(encoder: Encoder, folder: Path) -> StaticVocabulary:
+    """model2vec's cleaned vocabulary of the encoder, saved in ``folder``: derived from the
+    model's files where that gives the digest recorded for a bundled model, else built by
+    model2vec."""
     log.warning(
         "preparing the static vocabulary of %s for chunk selection, once per machine, into %s "
-        "(under a second for all-minilm-l6-v2, about 15 s for multilingual-e5-small)",
+        "(a second for the bundled models; model2vec's cleaning, up to a minute, for others)",
         encoder.spec.name,
         folder,
     )
     clock = time.perf_counter()
-    vocabulary = StaticVocabulary.build(_hf_tokenizer(encoder))
+    recorded = manifest().get(encoder.spec.name, {}).get("vocabulary_sha256")
+    vocabulary = StaticVocabulary.derive(Path(encoder.spec.location)) if recorded else None
+    if vocabulary is None or vocabulary.digest() != recorded:
+        vocabulary = StaticVocabulary.build(_hf_tokenizer(encoder))
     vocabulary.save(folder)
     log.warning("static vocabulary ready in %.0f s", time.perf_counter() - clock)
     return vocabulary

@@ -8,10 +8,12 @@ encoder's vocabulary. Row ``r`` holds the vector of one token seen alone, the en
 the row's rank alone (:meth:`StaticVocabulary.weights`: Zipf's law with a SIF coefficient).
 
 :meth:`StaticVocabulary.build` runs model2vec's own cleaning (model2vec, skeletoken and
-transformers, once per model: 0.4 s for all-minilm-l6-v2's 29,525 rows, about 15 s for
-multilingual-e5-small's 249,999); :meth:`~StaticVocabulary.save` keeps the result beside the
-vectors (``tokenizer.json``, the same file a full distillation writes, and ``inputs.npz``) so
-later processes need only the ``tokenizers`` library.
+transformers, once per model: 0.5 s for all-minilm-l6-v2's 29,525 rows, 10-15 s for
+multilingual-e5-small's 249,999); for the bundled models :meth:`StaticVocabulary.derive`
+gives the same result from the model's ``tokenizer.json`` alone in about a second (checked
+against a digest of :meth:`~StaticVocabulary.build`'s). :meth:`~StaticVocabulary.save` keeps it
+beside the vectors (``tokenizer.json``, the same file a full distillation writes, and
+``inputs.npz``) so later processes need only the ``tokenizers`` library.
 
 Example:
     >>> weights = StaticVocabulary.weights_for(30_000, [0, 100, 29_999])  # common → rare
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import logging
 import os
@@ -123,6 +126,65 @@ class StaticVocabulary:
         except KeyError as error:
             raise RagkitError(f"static vectors: token {error} is not in the encoder's vocabulary")
         return cls(plain_tokenizer(cleaned.to_tokenizer()), inputs, prefix, suffix)
+
+    @classmethod
+    def derive(cls, folder: Path) -> StaticVocabulary | None:
+        """model2vec's cleaning redone directly on the model folder's ``tokenizer.json``, for
+        tokenizers laid out as the bundled models' are (a WordPiece or Unigram vocabulary, a
+        template post-processor, the padding token named in ``tokenizer_config.json``): every
+        added token but the unknown and padding ones dropped, ``[unusedN]`` pieces removed,
+        the rest renumbered in order. About 1 s for multilingual-e5-small (:meth:`build`:
+        10-15 s), without transformers or model2vec; trusted only where its :meth:`digest`
+        is the one :meth:`build` gave for that model (the shipped bases' ``MANIFEST.json``).
+        None where the files are not so laid out."""
+        from tokenizers import Tokenizer
+
+        try:
+            spec = json.loads((folder / TOKENIZER_FILE).read_text(encoding="utf-8"))
+            config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+            template = spec["post_processor"]["single"]
+            specials = spec["post_processor"]["special_tokens"]
+            position = next(i for i, part in enumerate(template) if "Sequence" in part)
+            prefix, suffix = (
+                tuple(i for part in parts for i in specials[part["SpecialToken"]["id"]]["ids"])
+                for parts in (template[:position], template[position + 1 :])
+            )
+            model = spec["model"]
+            vocab = model["vocab"]
+        except (OSError, ValueError, KeyError, TypeError, StopIteration):
+            return None
+        if isinstance(vocab, list):  # Unigram: [piece, score] in id order
+            pieces, ids = [entry[0] for entry in vocab], list(range(len(vocab)))
+        else:  # piece → id
+            pieces = sorted(vocab, key=vocab.get)
+            ids = [vocab[piece] for piece in pieces]
+        pad = config.get("pad_token")
+        pad = pad.get("content") if isinstance(pad, dict) else pad
+        unk = model.get("unk_token")
+        if unk is None and model.get("unk_id") is not None:
+            unk = pieces[model["unk_id"]]
+        dropped = {token["content"] for token in spec["added_tokens"]} - {pad, unk}
+        removed = re.compile(REMOVED_TOKENS)
+        kept = [
+            i for i, piece in enumerate(pieces) if piece not in dropped and not removed.match(piece)
+        ]
+        renumbered = {pieces[i]: row for row, i in enumerate(kept)}
+        model["vocab"] = [vocab[i] for i in kept] if isinstance(vocab, list) else renumbered
+        added = [t for t in spec["added_tokens"] if t["content"] in (pad, unk)]
+        spec["added_tokens"] = sorted(
+            ({**token, "id": renumbered[token["content"]]} for token in added),
+            key=lambda token: token["id"],
+        )
+        spec.update(post_processor=None, padding=None, truncation=None)
+        tokenizer = plain_tokenizer(Tokenizer.from_str(json.dumps(spec)))
+        return cls(tokenizer, np.array([ids[i] for i in kept], dtype=np.int64), prefix, suffix)
+
+    def digest(self) -> str:
+        """A hash of the tokenizer (as the ``tokenizers`` library writes it) and the inputs."""
+        digest = hashlib.sha256(self.tokenizer.to_str().encode())
+        digest.update(self.inputs.astype("<i8").tobytes())
+        digest.update(repr((self.prefix, self.suffix)).encode())
+        return digest.hexdigest()
 
     def save(self, folder: Path) -> None:
         """Write ``tokenizer.json`` and ``inputs.npz`` into ``folder``, each through a

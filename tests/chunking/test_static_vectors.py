@@ -118,6 +118,9 @@ def test_a_full_distillation_of_an_earlier_release_is_read(tiny_model: str, cach
     built = StaticVocabulary.build(encoder.model.tokenizer).tokenizer.to_str()
     saved = plain_tokenizer(Tokenizer.from_file(str(folder / "tokenizer.json"))).to_str()
     assert json.loads(built) == json.loads(saved)  # model2vec's own cleaned tokenizer
+    derived = StaticVocabulary.derive(Path(tiny_model))  # the fast path, on another model
+    assert derived is not None
+    assert derived.digest() == StaticVocabulary.build(encoder.model.tokenizer).digest()
     model = StaticModel.from_pretrained(str(folder), normalize=True, force_download=False)
     texts = ["Heat transfer", "Jet flow over a wing", "the boundary layer of a plate"]
     expected = model.encode([text_only(t) for t in texts], max_length=None).astype(np.float32)

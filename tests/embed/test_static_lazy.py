@@ -20,7 +20,7 @@ import pytest
 from ragkit.embed import Encoder
 from ragkit.embed import static as static_module
 from ragkit.embed.static import StaticEncoder, static_folder
-from ragkit.embed.static_basis import sample_rows, shipped_basis
+from ragkit.embed.static_basis import manifest, sample_rows, shipped_basis
 from ragkit.embed.static_vocabulary import StaticVocabulary
 from ragkit.embed.token_table import TokenTable
 
@@ -107,6 +107,26 @@ def model2vec_vectors_for(backbone, hf_tokenizer, rows: np.ndarray) -> np.ndarra
     ids = turn_tokens_into_ids(tokens, original)
     model = reshape_embeddings(backbone, original)
     return create_embeddings(model, ids, "cpu", original.pad_token_id or 0)
+
+
+def test_the_bundled_vocabulary_is_derived_without_model2vec(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast derivation gives model2vec's cleaned vocabulary exactly (the digest recorded
+    from model2vec's cleaning when the basis was made); a fresh cache never calls model2vec."""
+    from transformers import AutoTokenizer
+
+    location = Path(Encoder(MODEL).spec.location)
+    derived = StaticVocabulary.derive(location)
+    assert derived is not None
+    built = StaticVocabulary.build(AutoTokenizer.from_pretrained(location))
+    assert derived.digest() == built.digest() == manifest()[MODEL]["vocabulary_sha256"]
+
+    def refuse(cls, hf_tokenizer):  # type: ignore[no-untyped-def]
+        raise AssertionError("model2vec's cleaning was run")
+
+    monkeypatch.setattr(StaticVocabulary, "build", classmethod(refuse))
+    assert StaticEncoder.for_encoder(Encoder(MODEL)).encode(TEXTS).shape == (3, 256)
 
 
 def test_the_table_grows_and_a_second_process_reads_it(cache: Path) -> None:
