@@ -129,6 +129,22 @@ def test_the_bundled_vocabulary_is_derived_without_model2vec(
     assert StaticEncoder.for_encoder(Encoder(MODEL)).encode(TEXTS).shape == (3, 256)
 
 
+@pytest.mark.parametrize("runtime", ["torch", "int8"])
+def test_the_same_vectors_on_torch_and_beside_an_int8_encoder(
+    runtime: str, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without ONNX Runtime the tokens go through the torch model; an int8 index's tokens go
+    through the fp32 copy (the distillation's model), not the int8 one."""
+    if runtime == "torch":
+        monkeypatch.setenv("RAGKIT_EMBED_RUNTIME", "torch")
+    encoder = Encoder(MODEL, precision="int8" if runtime == "int8" else "fp32")
+    static = StaticEncoder.for_encoder(encoder)
+    shipped = shipped_basis(MODEL)
+    assert shipped is not None
+    found = static.tokens.vectors(shipped.probe_rows).astype(np.float32)
+    assert np.abs(found - shipped.probe_vectors.astype(np.float32)).max() <= ONE_STEP
+
+
 def test_the_table_grows_and_a_second_process_reads_it(cache: Path) -> None:
     static = StaticEncoder.for_encoder(Encoder(MODEL))
     first = static.encode(TEXTS[:2])
