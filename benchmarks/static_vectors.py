@@ -49,6 +49,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -71,7 +72,6 @@ from ragkit.config import Settings
 from ragkit.documents import Document
 from ragkit.documents.load import load_paths
 from ragkit.embed import Encoder
-from ragkit.embed import static as static_module
 from ragkit.embed.static import StaticEncoder, static_folder
 from ragkit.embed.static_basis import PCA_DIMENSIONS, SAMPLE_ROWS, Basis, sample_rows
 from ragkit.embed.static_tables import TokenVectors, full_vectors, has_full_table
@@ -134,10 +134,9 @@ def fresh_cache(full_cache: Path) -> Path:
     return folder
 
 
-def lazy_encoders(model: str, full_cache: Path) -> tuple[StaticEncoder, StaticEncoder, float]:
+def lazy_encoders(model: str, folder: Path) -> tuple[StaticEncoder, StaticEncoder, float]:
     """The lazily made static encoder (shipped basis) and the one with a basis fitted on the
-    sampled rows, both in fresh caches; and the seconds the sample's fit took."""
-    folder = fresh_cache(full_cache)
+    sampled rows, both in the fresh cache ``folder``; and the seconds the sample's fit took."""
     with cache(folder):
         encoder = Encoder(model)
         lazy = StaticEncoder.for_encoder(encoder)
@@ -231,10 +230,25 @@ def agreement(found: list, reference: list) -> dict[str, Any]:  # type: ignore[t
 def measure(collection: str, args: argparse.Namespace) -> dict[str, Any]:
     model = MODELS[collection]
     full = full_encoder(model, args.full_cache, args.distill)
-    lazy, sample, fit_seconds = lazy_encoders(model, args.full_cache)
+    folder = fresh_cache(args.full_cache)
+    try:
+        return compare(collection, args, full, *lazy_encoders(model, folder))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def compare(
+    collection: str,
+    args: argparse.Namespace,
+    full: StaticEncoder,
+    lazy: StaticEncoder,
+    sample: StaticEncoder,
+    fit_seconds: float,
+) -> dict[str, Any]:
+    """Chunk ``collection`` with the three static encoders; the figures of one row."""
+    model = MODELS[collection]
     with tempfile.TemporaryDirectory() as folder:
         docs = documents(collection, Path(folder), args)
-    static_module._loaded.clear()
     by_full, full_seconds = chunk(model, full, docs)
     by_lazy, lazy_seconds = chunk(model, lazy, docs)
     by_sample, sample_seconds = chunk(model, sample, docs)
