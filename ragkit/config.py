@@ -82,8 +82,8 @@ class Settings(BaseModel):
     chunk_min_tokens: Fixed[int | None] = Field(default=None, ge=0)
     chunk_weights: Fixed[dict[str, float] | None] = None
     # The sentence vectors adaptive selection (ICC/DCC) and the semantic chunker compare:
-    # "static" token vectors distilled once from the index's encoder (ragkit.embed.static;
-    # tens of times cheaper), or "encoder", a full encoder pass over every sentence.
+    # "static" token vectors from the index's encoder, made once per token met (ragkit.embed
+    # .static; tens of times cheaper), or "encoder", a full encoder pass over every sentence.
     chunk_vectors: Fixed[Literal["static", "encoder"]] = "static"
     # What a chunk is embedded and matched with besides its own text (ragkit.pipeline
     # .context_titles): its document's title, or nothing.

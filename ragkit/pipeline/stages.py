@@ -96,11 +96,11 @@ _static_failed: set[str] = set()
 
 def chunk_embed(settings: Settings, encoder: Callable[[], Encoder]) -> Embed:
     """The ``embed`` callable chunk selection uses (adaptive ICC/DCC, the ``semantic`` cuts),
-    by the ``chunk_vectors`` setting: ``static`` token vectors distilled once from the index's
-    encoder (:class:`ragkit.embed.static.StaticEncoder`), or the ``encoder`` itself.
+    by the ``chunk_vectors`` setting: ``static`` token vectors from the index's encoder, made
+    once per token met (:class:`ragkit.embed.static.StaticEncoder`), or the ``encoder`` itself.
     ``encoder`` is called on first use only (short documents never need vectors). When static
-    vectors cannot be had (model2vec missing, a model without a transformer to distill), the
-    encoder is used, with one warning per model.
+    vectors cannot be had (model2vec missing, a model without a transformer to pass tokens
+    through), the encoder is used, with one warning per model.
     """
     if settings.chunk_vectors == "encoder":
         return lambda texts: encoder().encode_passages(texts)
@@ -128,10 +128,9 @@ class DocumentChunker:
 
     ``settings.chunker == "adaptive"``: every candidate chunker runs and the best by the
     weighted metrics (``settings.chunk_weights``) is kept; ``embed`` (:func:`chunk_embed`:
-    static vectors distilled from the index's encoder, or the encoder itself) feeds the
-    ``semantic`` candidate and the ICC/DCC metrics, and is only called for documents longer
-    than one budget. Any
-    other value names one chunker (``fixed``, ``sentence``, ``recursive``, ``structure``,
+    static vectors from the index's encoder, or the encoder itself) feeds the ``semantic``
+    candidate and the ICC/DCC metrics, and is only called for documents longer than one
+    budget. Any other value names one chunker (``fixed``, ``sentence``, ``recursive``, ``structure``,
     ``semantic``). Budgets are counted with the document language's tokenizer.
     """
 

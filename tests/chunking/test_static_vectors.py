@@ -1,9 +1,12 @@
-"""Static chunk vectors (ragkit.embed.static): distilled once from the index's encoder, cached,
-usable on short and non-Latin texts, and replaced by the encoder when they cannot be had.
+"""Static chunk vectors (ragkit.embed.static) of a model with no shipped basis: its basis
+fitted once on a sample of its vocabulary, its vectors cached, usable on short and non-Latin
+texts; a full distillation an earlier release cached still read; the encoder used when static
+vectors cannot be had.
 
-The fast tests distill a tiny random BERT that has all-MiniLM-L6-v2's real tokenizer (a real
-sentence-transformers folder, real model2vec distillation, a few seconds); the agreement with
-the full encoder is measured with the real all-MiniLM-L6-v2 in the slow test.
+The fast tests use a tiny random BERT that has all-MiniLM-L6-v2's real tokenizer (a real
+sentence-transformers folder, real model2vec tokenizer cleaning, a few seconds); the bundled
+model's lazily made vectors are checked in tests/embed/test_static_lazy.py, and the agreement
+with the full encoder with the real all-MiniLM-L6-v2 in the slow test.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from ragkit.config import Settings
 from ragkit.embed import Encoder
 from ragkit.embed import static as static_module
 from ragkit.embed.static import StaticEncoder, static_folder
+from ragkit.embed.static_vocabulary import StaticVocabulary, plain_tokenizer
 from ragkit.errors import RagkitError
 from ragkit.pipeline import DocumentChunker, chunk_embed
 
@@ -73,28 +77,55 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "cache"
 
 
-def test_distilled_once_then_read_from_the_cache(
-    tiny_model: str, cache: Path, monkeypatch: pytest.MonkeyPatch
+def test_basis_fitted_once_on_a_sample_then_read_from_the_cache(
+    tiny_model: str, cache: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     encoder = Encoder(tiny_model)
-    calls: list[Path] = []
-    real = static_module.distill
-
-    def counting(model, folder: Path) -> None:  # type: ignore[no-untyped-def]
-        calls.append(folder)
-        real(model, folder)
-
-    monkeypatch.setattr(static_module, "distill", counting)
-    first = StaticEncoder.for_encoder(encoder)
+    with caplog.at_level(logging.WARNING, logger="ragkit.embed.static_tables"):
+        first = StaticEncoder.for_encoder(encoder)
     assert StaticEncoder.for_encoder(encoder) is first  # loaded once per process
+    assert "fitting the projection" in caplog.text and "static vocabulary" in caplog.text
     folder = static_folder(encoder.spec.name, encoder.spec.location)
-    assert calls == [folder] and (folder / "config.json").exists()
     assert folder.parent == cache / "models" / "static"
-    assert not [p for p in folder.parent.iterdir() if p.name.startswith(".")]  # no scratch left
+    assert (folder / "basis.npz").exists() and not (folder / "config.json").exists()
+    table = first.tokens.table
+    assert table is not None and table.count == table.size  # a vocabulary under the sample size
+    assert not [p for p in folder.iterdir() if p.name.startswith(".")]  # no scratch left
+    caplog.clear()
     monkeypatch.setattr(static_module, "_loaded", {})  # a new process: read from disk
-    again = StaticEncoder.for_encoder(encoder)
-    assert calls == [folder]
-    np.testing.assert_allclose(again.encode(SHORT_TEXTS), first.encode(SHORT_TEXTS), atol=1e-6)
+    with caplog.at_level(logging.WARNING, logger="ragkit.embed.static_tables"):
+        again = StaticEncoder.for_encoder(encoder)
+        np.testing.assert_array_equal(again.encode(SHORT_TEXTS), first.encode(SHORT_TEXTS))
+    assert not caplog.text  # nothing prepared or made again
+    assert again.tokens.table is not None and again.tokens.table.made == 0
+
+
+def test_a_full_distillation_of_an_earlier_release_is_read(tiny_model: str, cache: Path) -> None:
+    """The folder an earlier ragkit filled with model2vec's full distillation is used as it
+    is: the same sentence vectors as model2vec's own StaticModel."""
+    from model2vec import StaticModel
+    from model2vec.distill import distill_from_model
+
+    from ragkit.normalize.unicode import text_only
+    from tokenizers import Tokenizer
+
+    encoder = Encoder(tiny_model)
+    folder = static_folder(encoder.spec.name, encoder.spec.location)
+    backbone = encoder.model[0].auto_model
+    distill_from_model(backbone, encoder.model.tokenizer, pca_dims=32).save_pretrained(str(folder))
+    static = StaticEncoder.for_encoder(encoder)
+    assert static.tokens.table is None  # the full table, nothing made
+    built = StaticVocabulary.build(encoder.model.tokenizer).tokenizer.to_str()
+    saved = plain_tokenizer(Tokenizer.from_file(str(folder / "tokenizer.json"))).to_str()
+    assert json.loads(built) == json.loads(saved)  # model2vec's own cleaned tokenizer
+    derived = StaticVocabulary.derive(Path(tiny_model))  # the fast path, on another model
+    assert derived is not None
+    assert derived.digest() == StaticVocabulary.build(encoder.model.tokenizer).digest()
+    model = StaticModel.from_pretrained(str(folder), normalize=True, force_download=False)
+    texts = ["Heat transfer", "Jet flow over a wing", "the boundary layer of a plate"]
+    expected = model.encode([text_only(t) for t in texts], max_length=None).astype(np.float32)
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)  # float16 norms, made exact
+    np.testing.assert_allclose(static.encode(texts), expected, atol=1e-6)
 
 
 def test_short_titles_and_other_scripts_get_unit_vectors(tiny_model: str, cache: Path) -> None:
@@ -139,7 +170,7 @@ def test_encoder_used_when_static_vectors_cannot_be_had(
     tiny_model: str, cache: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     def refuse(cls, encoder):  # type: ignore[no-untyped-def]
-        raise RagkitError("chunk_vectors 'static' needs the model2vec package")
+        raise RagkitError("static vectors need model2vec")
 
     monkeypatch.setattr(StaticEncoder, "for_encoder", classmethod(refuse))
     monkeypatch.setattr("ragkit.pipeline.stages._static_failed", set())
