@@ -3,13 +3,14 @@
 Two Cranfield indexes (``../shared/data/beir/cranfield``, every default but
 ``embedding_precision``; all-MiniLM-L6-v2 is what ``auto`` picks for it): ``fp32`` (every
 index made before ``auto`` precision) and ``auto`` (int8 for MiniLM). Warm ``Index.search(query,
-k=10)``, hybrid, query encoding included, over the Cranfield and CISI queries, asked of the two
+k=10)``, hybrid, query encoding included, over the Cranfield and CISI queries alternating (224:
+as many of each as CISI has), asked of the two
 indexes in turn query by query (the order swapped every query), so both see the same machine.
 Reported: p50/p95 ms per index, the p50 ratio, and the query encoding alone.
 
 Run::
 
-    .venv/bin/python -m benchmarks.precision_latency            # 400 queries
+    .venv/bin/python -m benchmarks.precision_latency            # every query (224)
     .venv/bin/python -m benchmarks.precision_latency --queries 100
 
 Writes ``benchmarks/results/precision_latency.json`` and prints a table.
@@ -52,7 +53,9 @@ def timed_ms(call: Callable[[str], object], text: str) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--queries", type=int, default=400, help="queries asked of each index")
+    parser.add_argument(
+        "--queries", type=int, default=1000, help="at most this many queries per index"
+    )
     args = parser.parse_args()
     texts = queries(args.queries)
     with tempfile.TemporaryDirectory(prefix="ragkit-precision-") as scratch:

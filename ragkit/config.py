@@ -39,6 +39,8 @@ from ragkit.errors import (
 # "auto": the documents of an index's first ingest choose its model (ragkit.embed.models.choose_model):
 # all-minilm-l6-v2 for an English collection, multilingual-e5-small for anything else.
 DEFAULT_MODEL = "auto"
+# What the first ingest of an ``auto`` index decides and stores (ragkit.pipeline.ingest).
+CHOSEN_WITH_MODEL = ("embedding_model", "embedding_precision")
 CONFIG_NAME = "ragkit.toml"  # the settings file in an index folder
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Self, TextIO
 from ragkit.chunking import ChunkingRecord
 from ragkit.config import (
     ANALYSIS_SETTINGS,
+    CHOSEN_WITH_MODEL,
     CONFIG_NAME,
     Settings,
     check_setting_names,
@@ -282,7 +283,7 @@ class Index:
     def _take_model(self, run: Ingest) -> None:
         """Keep the model (and loaded encoder) an ingest of an ``auto`` index chose."""
         if run.settings.embedding_model != self.settings.embedding_model:
-            model = {"embedding_model": run.settings.embedding_model}
+            model = {name: getattr(run.settings, name) for name in CHOSEN_WITH_MODEL}
             self.settings = self.settings.model_copy(update=model)
         self._encoder = run.encoder or self._encoder
 
@@ -291,7 +292,8 @@ class Index:
         index since this handle opened it (a server started before it serves its commits)."""
         if self.settings.embedding_model == AUTO_MODEL:
             self.store.refresh()
-            chosen = {"embedding_model": self.store.settings.embedding_model}
+            stored = self.store.settings
+            chosen = {name: getattr(stored, name) for name in CHOSEN_WITH_MODEL}
             self.settings = self.settings.model_copy(update=chosen)
 
     def reanalyze(self, wait: bool | float = True) -> ReanalyzeReport:

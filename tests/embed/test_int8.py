@@ -120,6 +120,7 @@ def test_auto_precision_is_resolved_per_model_and_stored(
     with Index.open(chosen, create=True, chunker="sentence") as index:  # model and precision auto
         assert index.settings.embedding_precision == "auto"
         index.ingest([tmp_path / "docs"])
+        assert index.settings.embedding_precision == "int8"  # the handle takes the choice
     with Index.open(chosen, embedding_precision="auto") as index:  # "auto" keeps the index's
         assert (index.settings.embedding_model, index.settings.embedding_precision) == (
             "all-minilm-l6-v2",
