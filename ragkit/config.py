@@ -412,6 +412,9 @@ def handle_settings(
             f"{where}: built with {stored.embedding_model!r}, not {model!r}; "
             "use a new --index folder for another model"
         )
+    fixed = {n: v for n, v in given.items() if n not in QUERY_SETTINGS}
+    if fixed:  # a value no index can have is a bad value (ValidationError), not a mismatch
+        Settings.model_validate(stored.model_dump() | fixed)
     undecided = {}  # a precision given to an index whose ``auto`` model is not chosen yet
     for name, value in given.items():
         if name == "embedding_precision" and "auto" in (value, stored.embedding_precision):
