@@ -18,6 +18,7 @@ from ragkit.search.contributions import Contribution, contributions, single_list
 from ragkit.search.evidence import document_evidence
 from ragkit.search.feedback import FeedbackParams, looks_up, repeated, rm3, rocchio
 from ragkit.search.fusion import FusionMethod, Ranking, SearchMode, fuse
+from ragkit.search.listing import HEAD, WEIGHT, demoted, is_listing
 from ragkit.search.per_query import FusionChoice, default_model, query_evidence
 from ragkit.search.phrase import CANDIDATES, MIN_TERMS, holds_phrase, phrase_first, phrase_words
 from ragkit.store import IndexReader
@@ -30,7 +31,8 @@ class Lists:
     """The first stage's dense and sparse lists and the ranking made of them (the fused one
     in hybrid mode, else the one list), fused with ``weights`` (dense, sparse); with
     per-query fusion the ``choice`` made for the query and the chunks of the sparse list's
-    head holding it as a phrase (``phrase``)."""
+    head holding it as a phrase (``phrase``) and the listings of the fused head, which kept
+    :data:`~ragkit.search.listing.WEIGHT` of their score (``listings``)."""
 
     dense: Ranking
     sparse: Ranking
@@ -38,6 +40,7 @@ class Lists:
     weights: tuple[float, float] = (0.5, 0.5)
     choice: FusionChoice | None = None
     phrase: frozenset[int] = frozenset()
+    listings: frozenset[int] = frozenset()
 
 
 def first_stage(
@@ -72,26 +75,64 @@ def first_stage(
         missing = [i for i, _ in sparse if i not in found]
         dense = dense + store.score_vectors(vector, missing)
     if method == "per-query":
-        phrase = frozenset(phrase_matches(store, terms, sparse))
-        evidence = query_evidence(
-            dense, sparse, phrase_words(terms), phrase, languages[:1] == ["ar"]
-        )
-        choice = default_model().choose(evidence)
-        weights = (choice.dense_weight, 1.0 - choice.dense_weight)
-        fused = fuse([dense, sparse], method, settings.rrf_k, weights)
-        return Lists(dense, sparse, fused, weights, choice, phrase)
+        return per_query_lists(store, settings, dense, sparse, terms, languages)
     weights = (settings.dense_weight, 1.0 - settings.dense_weight)
     return Lists(dense, sparse, fuse([dense, sparse], method, settings.rrf_k, weights), weights)
 
 
+def per_query_lists(
+    store: IndexReader,
+    settings: Settings,
+    dense: Ranking,
+    sparse: Ranking,
+    terms: list[str],
+    languages: list[str],
+) -> Lists:
+    """Per-query fusion of ``dense`` and ``sparse`` (:mod:`ragkit.search.per_query`): the
+    listings among the lists' heads (:mod:`ragkit.search.listing`) do not count as phrase
+    matches, the choice is made from the evidence, and the listings among the fused head keep
+    :data:`~ragkit.search.listing.WEIGHT` of their score."""
+    heads = [i for i, _ in _head(sparse, CANDIDATES) + _head(dense, HEAD)]
+    listings = listing_chunks(store, heads)
+    phrase = frozenset(phrase_matches(store, terms, sparse)) - listings
+    evidence = query_evidence(dense, sparse, phrase_words(terms), phrase, languages[:1] == ["ar"])
+    choice = default_model().choose(evidence)
+    weights = (choice.dense_weight, 1.0 - choice.dense_weight)
+    fused = fuse([dense, sparse], "per-query", settings.rrf_k, weights)
+    unread = [i for i, _ in fused[:HEAD] if i not in heads]
+    listings |= listing_chunks(store, unread)
+    in_head = listings & {i for i, _ in fused[:HEAD]}
+    return Lists(dense, sparse, demoted(fused, in_head), weights, choice, phrase, in_head)
+
+
+def _head(ranking: Ranking, size: int) -> Ranking:
+    return sorted(ranking, key=lambda item: -item[1])[:size]
+
+
+def listing_chunks(store: IndexReader, ids: list[int]) -> frozenset[int]:
+    """The chunks of ``ids`` that are listings (tables of contents, :mod:`ragkit.search.listing`)."""
+    if not ids:
+        return frozenset()
+    return frozenset(i for i, row in store.chunks_by_id(ids).items() if is_listing(row.text))
+
+
 def explained(lists: Lists, mode: SearchMode, method: FusionMethod, settings: Settings) -> Parts:
     """Each candidate's contribution: the dense and sparse parts of its fused score (hybrid),
-    or its one list's score; with per-query fusion each carries the query's choice."""
+    or its one list's score; with per-query fusion each carries the query's choice, and a
+    listing what its demotion took (``listing``)."""
     if mode == "hybrid":
         found = contributions(lists.dense, lists.sparse, method, settings.rrf_k, lists.weights)
         if lists.choice is None:
             return found
-        return {i: dataclasses.replace(p, choice=lists.choice) for i, p in found.items()}
+        return {
+            i: dataclasses.replace(
+                p,
+                choice=lists.choice,
+                score=p.score * WEIGHT if i in lists.listings else p.score,
+                listing=p.score * (WEIGHT - 1.0) if i in lists.listings else 0.0,
+            )
+            for i, p in found.items()
+        }
     return single_list(lists.scored, "dense" if mode == "dense" else "sparse")
 
 

@@ -45,9 +45,10 @@ class Contribution:
     the list, from 1 (by score); ``fusion``: ``rrf``, ``weighted``, or the one list searched;
     ``evidence``: what other chunks of its document added (:mod:`ragkit.search.evidence`);
     ``phrase``: the lift of a chunk holding the query as a phrase (:mod:`ragkit.search.phrase`);
-    ``score`` is the fused score plus ``evidence`` plus ``phrase``; ``choice``: with
-    ``per-query`` fusion, the fusion the query got and the evidence behind it
-    (:mod:`ragkit.search.per_query`).
+    ``listing``: with ``per-query`` fusion, what a table of contents lost of its fused score
+    (:mod:`ragkit.search.listing`; 0 or below); ``score`` is the fused score plus ``listing``,
+    ``evidence`` and ``phrase``; ``choice``: with ``per-query`` fusion, the fusion the query got
+    and the evidence behind it (:mod:`ragkit.search.per_query`).
     """
 
     fusion: str
@@ -60,6 +61,7 @@ class Contribution:
     sparse_rank: int | None = None
     evidence: float = 0.0
     phrase: float = 0.0
+    listing: float = 0.0
     choice: FusionChoice | None = None
 
 

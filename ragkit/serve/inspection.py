@@ -117,6 +117,7 @@ def explanations(
                 sparse_rank=part.sparse_rank,
                 evidence=part.evidence,
                 phrase=part.phrase,
+                listing=part.listing,
                 reranked=each.reranked,
                 cosine=each.evidence.cosine,
                 coverage=each.evidence.coverage,

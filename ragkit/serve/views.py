@@ -34,7 +34,7 @@ class HitExplanation(BaseModel):
         "from (words, phrase, overlap, agreement, gaps, sparse_per_word, arabic).",
     )
     first_stage: float = Field(
-        description="The score before reranking: dense + sparse + evidence + phrase (the "
+        description="The score before reranking: dense + sparse + listing + evidence + phrase (the "
         "hit's score unless reranked)."
     )
     dense: float | None = Field(
@@ -60,6 +60,11 @@ class HitExplanation(BaseModel):
         default=0.0,
         description="The lift for holding the query's words side by side and in order "
         "(phrase evidence).",
+    )
+    listing: float = Field(
+        default=0.0,
+        description="per-query fusion: what the hit lost for being a table of contents "
+        "(0 or below).",
     )
     reranked: bool = False
     cosine: float | None = Field(

@@ -88,7 +88,9 @@ def test_explain_shows_the_fusion_and_its_evidence(index: Index) -> None:
     for each in explained:
         part = each.contribution
         assert part.fusion == "per-query" and part.choice == explained[0].contribution.choice
-        assert part.dense + part.sparse + part.evidence + part.phrase == pytest.approx(part.score)
+        assert part.dense + part.sparse + part.listing + part.evidence + part.phrase == (
+            pytest.approx(part.score)
+        )
     top = explained[0].contribution
     assert top.phrase > 0  # the chosen lift, shown as in phrase evidence
     assert set(dataclasses.asdict(top.choice.evidence)) == set(FEATURES)  # type: ignore[union-attr]

@@ -47,6 +47,7 @@ from ragkit.paths import cache_dir
 from ragkit.query.analyze import analyze, route
 from ragkit.query.passes import first_stage, phrase_matches
 from ragkit.search.fusion import Ranking, weighted_fusion
+from ragkit.search.listing import HEAD, demoted, is_listing
 from ragkit.search.per_query import (
     MODEL_FILE,
     Condition,
@@ -115,22 +116,39 @@ def capture(name: str, sets: dict[str, Path], indexes: Path, lists: Path) -> Non
         pickle.dump({"queries": [dataclasses.asdict(q) for q in queries], "owner": owner}, out)
 
 
-def load(lists: Path, name: str) -> dict[str, Any]:
-    """A collection's captured first passes (:func:`capture`)."""
+def listings(indexes: Path, name: str, ids: list[int]) -> frozenset[int]:
+    """The listings (:mod:`ragkit.search.listing`) among the chunks ``ids`` of collection
+    ``name`` (read from its index)."""
+    index = Index.open(indexes / name)
+    try:
+        return frozenset(i for i, r in index.store.chunks_by_id(ids).items() if is_listing(r.text))
+    finally:
+        index.close()
+
+
+def load(lists: Path, name: str, indexes: Path) -> dict[str, Any]:
+    """A collection's captured first passes (:func:`capture`), the listings among their
+    chunks left out of the phrase matches as ``Index.search`` leaves them out."""
     with (lists / f"{name}.pkl").open("rb") as stream:
         data = pickle.load(stream)
     queries = [Query(**q) for q in data["queries"]]
+    listed = listings(indexes, name, list(data["owner"]))
     for query in queries:  # the evidence as today's query_evidence finds it in the lists
+        query.phrase = query.phrase - listed
         query.evidence = dataclasses.asdict(
             query_evidence(query.dense, query.sparse, query.words, query.phrase,
                            bool(query.evidence["arabic"]))
         )  # fmt: skip
-    return {"queries": queries, "owner": data["owner"]}
+    return {"queries": queries, "owner": data["owner"], "listings": listed}
 
 
-def replay(query: Query, owner: dict[int, str], weight: float, phrase: bool) -> list[str]:
-    """The query's documents under one fusion option (as ``Index.search`` ranks them)."""
+def replay(
+    query: Query, owner: dict[int, str], listed: frozenset[int], weight: float, phrase: bool
+) -> list[str]:
+    """The query's documents under one fusion option (as ``Index.search`` ranks them: the
+    ``listed`` chunks among the fused head keep :data:`~ragkit.search.listing.WEIGHT`)."""
     scored = weighted_fusion([query.dense, query.sparse], [weight, 1.0 - weight])
+    scored = demoted(scored, listed & {i for i, _ in scored[:HEAD]})
     if phrase and query.words >= MIN_TERMS:
         scored = phrase_first(scored, query.phrase)
     ranked: dict[str, None] = {}
@@ -150,7 +168,7 @@ def option_scores(
     queries: list[Query] = []
     rows: list[list[float]] = []
     for name, data in captured.items():
-        kept = lists / f"{name}-ndcg.npy"
+        kept = lists / f"{name}-ndcg-listing.npy"
         if kept.exists():
             queries += data["queries"]
             rows += np.load(kept).tolist()
@@ -158,7 +176,10 @@ def option_scores(
         start = len(rows)
         for query in data["queries"]:
             qrels = judgments[name, query.set_name].qrels
-            runs = {str(i): replay(query, data["owner"], w, p) for i, (w, p) in enumerate(options)}
+            runs = {
+                str(i): replay(query, data["owner"], data["listings"], w, p)
+                for i, (w, p) in enumerate(options)
+            }
             row = [
                 common.per_query({query.query_id: runs[str(i)]}, qrels, [query.query_id])[
                     "ndcg_at_10"
@@ -269,7 +290,7 @@ def main() -> None:
     for name, sets in found.items():
         if name not in bench.TUNE:
             raise SystemExit(f"{name} is held out: the model is fitted on the tuning part only")
-        captured[name] = load(args.lists, name)
+        captured[name] = load(args.lists, name, args.indexes)
         for set_name, folder in sets.items():
             judgments[name, set_name] = load_judgments(folder)
     queries, ndcg, options = option_scores(captured, judgments, args.lists)

@@ -176,6 +176,8 @@ function contribution(why) {
     list("sparse", why.sparse, why.sparse_score, why.sparse_rank),
     why.evidence ? h("span", { class: "part" }, `document evidence +${fixed(why.evidence)}`) : null,
     why.phrase ? h("span", { class: "part" }, `phrase +${fixed(why.phrase)}`) : null,
+    why.listing ? h("span", { class: "part", title: "a table of contents keeps part of its score" },
+      `listing ${fixed(why.listing)}`) : null,
     why.reranked ? h("span", { class: "part" }, `reranked · first stage ${fixed(why.first_stage)}`) : null);
 }
 
