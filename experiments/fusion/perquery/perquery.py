@@ -13,15 +13,14 @@ and its query sets)::
 list (each scoring the other's candidates), the chunks of the sparse head holding the query as
 a phrase, and the query's evidence (:func:`ragkit.search.per_query.query_evidence`); it keeps
 them under ``--lists``. ``fit`` replays every fusion option offline on those lists — weighted
-fusion with dense weight 0–1, the phrase lift on or off, documents ranked by their best chunk
-— and fits, for each option, a ridge regression of its per-query nDCG@10 gain over today's
-fusion (dense weight 0.5, no lift) on the standardized evidence. A query gets the option of
-highest predicted gain (today's fusion predicts 0). Options and the ridge penalty are chosen
-by leave-one-set-out cross-validation over the tuning sets (each tuning query set predicted
-by a model fitted on the others); the shipped model is then fitted on all of them.
+fusion with dense weight 0–1, the phrase lift on or off, the listings among the fused head
+demoted and left out of the phrase matches (:mod:`ragkit.search.listing`, read from the index),
+documents ranked by their best chunk — and searches the decision lists described at
+:data:`LIFT_WORDS` for the highest mean gain over the tuning query sets (each weighing the
+same) among those losing no set more than :data:`WORST`.
 
-Writes ``perquery.json`` (per tuning set: today's fusion, the oracle, the cross-validated and
-the fitted choice) next to this file and the model into ``ragkit/search``.
+Writes ``perquery.json`` (per tuning set: balanced fusion, the chosen lists' figures, the
+oracle; every decision list tried) next to this file and the model into ``ragkit/search``.
 """
 
 from __future__ import annotations
