@@ -71,6 +71,10 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "هَاجَرَ إِلَيْهِ.",
         encoding="utf-8",
     )
+    (files / "handbook-contents.txt").write_text(
+        "12.1 RAID 12.1.1 Software RAID 12.1.2 LVM 12.1.3 Xen 12.1.4 LXC 12.2 KVM 12.3 FAI",
+        encoding="utf-8",
+    )
     (files / XSS_FILE).write_text(XSS_TEXT, encoding="utf-8")
     (files / "records.jsonl").write_text(json.dumps(XSS_RECORD) + "\n", encoding="utf-8")
     index = tmp_path_factory.mktemp("served") / "index"
@@ -359,6 +363,15 @@ def test_a_literal_span_shows_its_phrase_lift(page: Any, api: TestClient) -> Non
     lifted = [why["phrase"] > 0 for why in explained["explanations"]]
     assert hits[0]["key"].endswith("water.md") and lifted[0]
     assert ["phrase +" in hit["parts"] for hit in hits] == lifted
+
+
+def test_a_table_of_contents_shows_its_demotion(page: Any, api: TestClient) -> None:
+    query = "KVM"  # in the contents' chunk of three entries (24-token chunks cut them apart)
+    hits = search(page, query)
+    explained = api.post("/search", json={"query": query, "index": NAME, "explain": True}).json()
+    demoted = [why["listing"] < 0 for why in explained["explanations"]]
+    assert any(demoted) and hits[demoted.index(True)]["key"].endswith("handbook-contents.txt")
+    assert ["listing -" in hit["parts"] for hit in hits] == demoted
 
 
 def test_search_in_arabic_renders_right_to_left(page: Any, api: TestClient) -> None:
