@@ -5,8 +5,8 @@ RAID 12.1.2. LVM …"): a short chunk made of the very headings users type as qu
 lists rank it first for such a query — it holds the heading's words, in order, and little
 else — while the passage the user wants is the section under that heading. A chunk is a
 **listing** when it holds at least :data:`MIN_ENTRIES` section numbers (``12.1.``, ``3.2.4``,
-in any script's digits) each opening a heading (not followed by a lowercase Latin word) and at
-least :data:`MIN_DENSITY` of them per word: the numbered headings of a contents page, not a
+in any script's digits) each opening a heading (followed by a capital, or a letter of a script
+without case) and at least :data:`MIN_DENSITY` of them per word: the numbered headings of a contents page, not a
 passage that cites a section now and then.
 
 With per-query fusion (:mod:`ragkit.search.per_query`) a listing among the fused ranking's
@@ -41,16 +41,24 @@ MIN_DENSITY = 0.08  # section numbers per word
 WEIGHT = 0.7  # the share of its fused score a listing keeps
 HEAD = 20  # the fused ranking's chunks checked (their texts are read)
 
-# "12.1." or "3.2.4" standing alone and opening a heading: two or more numbers joined by dots,
-# not inside a word, a version string's tail ("v1.2.3") or a decimal ("0.5%"), and not followed
-# by a lowercase Latin word — prose cites sections mid-sentence ("see 4.2 for"), a contents
-# page starts a heading after each number (a capital, or a script without case).
-SECTION_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)+\.?(?:\s+(?![a-z])|\s*$)")
+# "12.1." or "3.2.4" standing alone, then the first letter after it (past a bidi mark): two or
+# more numbers joined by dots, not inside a word or a version ("v1.2.3", "BSL-1.0",
+# "HTTP/1.1"), and not followed by a label ("10.45  L2:", a table of measurements); at the end
+# of the text (a contents page cut mid-entry) it counts as well.
+SECTION_NUMBER = re.compile(
+    r"(?<![\w./-])\d+(?:\.\d+)+\.?(?:\s+[\u200e\u200f\u061c]?(\w)(?!\w*:)|\s*$)"
+)
+
+
+def _opens_heading(first: str | None) -> bool:
+    """A heading starts with a capital or a letter of a script without case; prose cites
+    sections mid-sentence ("see 4.2 for"), tables put numbers after numbers ("6.4.1 301")."""
+    return first is None or (first.isalpha() and not first.islower())
 
 
 def is_listing(text: str) -> bool:
     """Whether ``text`` is a table of contents (see the module's description)."""
-    entries = len(SECTION_NUMBER.findall(text))
+    entries = sum(_opens_heading(m.group(1)) for m in SECTION_NUMBER.finditer(text))
     return entries >= MIN_ENTRIES and entries >= MIN_DENSITY * max(len(text.split()), 1)
 
 
