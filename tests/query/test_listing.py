@@ -52,8 +52,10 @@ def test_contents_pages_are_listings(text: str) -> None:
         "Python 3.11.2, 3.12.1 and 3.13.0 are supported; 0.5% of runs used 2.7.",
         "pi is 3.14159 and e is 2.71828, both to five places",
         # a table of numbers, a changelog and a versions list are not contents pages
-        "301 MOVED_PERMANENTLY HTTP/1.1 7231, Section 6.4.2 302 FOUND HTTP/1.1 7231, Section "
-        "6.4.3 303 SEE_OTHER HTTP/1.1 7231, Section 6.4.4 304 NOT_MODIFIED",
+        (
+            "301 MOVED_PERMANENTLY HTTP/1.1 7231, Section 6.4.2 302 FOUND HTTP/1.1 7231, Section "
+            "6.4.3 303 SEE_OTHER HTTP/1.1 7231, Section 6.4.4 304 NOT_MODIFIED"
+        ),
         "9.0.0046  reading past end of completion 9.0.0047  using freed memory 9.0.0048  cursor",
         "1.2.1 (released) 1.2.2 (released) 1.2.3 (released)",
         "License: BSL-1.0\nFiles: a.hpp\nLicense: BSL-1.0\nFiles: b.hpp\nLicense: BSL-1.0\nFiles:",
