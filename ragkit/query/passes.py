@@ -18,7 +18,7 @@ from ragkit.search.contributions import Contribution, contributions, single_list
 from ragkit.search.evidence import document_evidence
 from ragkit.search.feedback import FeedbackParams, looks_up, repeated, rm3, rocchio
 from ragkit.search.fusion import FusionMethod, Ranking, SearchMode, fuse
-from ragkit.search.listing import HEAD, WEIGHT, demoted, is_listing
+from ragkit.search.listing import HEAD, demoted, is_listing
 from ragkit.search.per_query import FusionChoice, default_model, query_evidence
 from ragkit.search.phrase import CANDIDATES, MIN_TERMS, holds_phrase, phrase_first, phrase_words
 from ragkit.store import IndexReader
@@ -31,8 +31,7 @@ class Lists:
     """The first stage's dense and sparse lists and the ranking made of them (the fused one
     in hybrid mode, else the one list), fused with ``weights`` (dense, sparse); with
     per-query fusion the ``choice`` made for the query and the chunks of the sparse list's
-    head holding it as a phrase (``phrase``) and the listings of the fused head, which kept
-    :data:`~ragkit.search.listing.WEIGHT` of their score (``listings``)."""
+    head holding it as a phrase (``phrase``)."""
 
     dense: Ranking
     sparse: Ranking
@@ -40,7 +39,6 @@ class Lists:
     weights: tuple[float, float] = (0.5, 0.5)
     choice: FusionChoice | None = None
     phrase: frozenset[int] = frozenset()
-    listings: frozenset[int] = frozenset()
 
 
 def first_stage(
@@ -92,7 +90,7 @@ def per_query_lists(
     listings among the lists' heads (:mod:`ragkit.search.listing`) do not count as phrase
     matches, the choice is made from the evidence, and the listings among the fused head keep
     :data:`~ragkit.search.listing.WEIGHT` of their score."""
-    heads = [i for i, _ in _head(sparse, CANDIDATES) + _head(dense, HEAD)]
+    heads = list(dict.fromkeys(i for i, _ in _head(sparse, CANDIDATES) + _head(dense, HEAD)))
     listings = listing_chunks(store, heads)
     phrase = frozenset(phrase_matches(store, terms, sparse)) - listings
     evidence = query_evidence(dense, sparse, phrase_words(terms), phrase, languages[:1] == ["ar"])
@@ -102,7 +100,7 @@ def per_query_lists(
     unread = [i for i, _ in fused[:HEAD] if i not in heads]
     listings |= listing_chunks(store, unread)
     in_head = listings & {i for i, _ in fused[:HEAD]}
-    return Lists(dense, sparse, demoted(fused, in_head), weights, choice, phrase, in_head)
+    return Lists(dense, sparse, demoted(fused, in_head), weights, choice, phrase)
 
 
 def _head(ranking: Ranking, size: int) -> Ranking:
@@ -124,12 +122,10 @@ def explained(lists: Lists, mode: SearchMode, method: FusionMethod, settings: Se
         found = contributions(lists.dense, lists.sparse, method, settings.rrf_k, lists.weights)
         if lists.choice is None:
             return found
+        scored = dict(lists.scored)  # a listing's demoted score
         return {
             i: dataclasses.replace(
-                p,
-                choice=lists.choice,
-                score=p.score * WEIGHT if i in lists.listings else p.score,
-                listing=p.score * (WEIGHT - 1.0) if i in lists.listings else 0.0,
+                p, choice=lists.choice, score=scored[i], listing=scored[i] - p.score
             )
             for i, p in found.items()
         }
@@ -191,8 +187,7 @@ def phrase_matches(store: IndexReader, terms: list[str], sparse: Ranking) -> set
     hold ``terms`` side by side and in order (:mod:`ragkit.search.phrase`)."""
     if not terms:
         return set()
-    top = sorted(sparse, key=lambda item: -item[1])[:CANDIDATES]
-    stored = store.terms_by_id([i for i, _ in top])
+    stored = store.terms_by_id([i for i, _ in _head(sparse, CANDIDATES)])
     return {i for i, chunk_terms in stored.items() if holds_phrase(terms, chunk_terms)}
 
 

@@ -6,8 +6,8 @@ lists rank it first for such a query — it holds the heading's words, in order,
 else — while the passage the user wants is the section under that heading. A chunk is a
 **listing** when it holds at least :data:`MIN_ENTRIES` section numbers (``12.1.``, ``3.2.4``,
 in any script's digits) each opening a heading (followed by a capital, or a letter of a script
-without case) and at least :data:`MIN_DENSITY` of them per word: the numbered headings of a contents page, not a
-passage that cites a section now and then.
+without case) and at least :data:`MIN_DENSITY` of them per word: the numbered headings of a
+contents page, not a passage that cites a section now and then.
 
 With per-query fusion (:mod:`ragkit.search.per_query`) a listing among the fused ranking's
 top :data:`HEAD` keeps :data:`WEIGHT` of its fused score, and it does not count as a chunk
