@@ -37,6 +37,14 @@ def write_beir(
     )
 
 
+def literal_span(text: str, rng: random.Random) -> str:
+    """A literal 6–10-word span of ``text`` (at least 10 words), cut where ``rng`` says."""
+    words = text.split()
+    length = rng.randint(6, 10)
+    start = rng.randint(0, len(words) - length)
+    return " ".join(words[start : start + length])
+
+
 def known_item_set(dataset: Path, out: Path, count: int = 150, seed: int = 13) -> Path:
     """A BEIR folder beside ``dataset``'s corpus: ``count`` literal 6–10-word spans, each
     judging the one document it was cut from."""
@@ -48,10 +56,7 @@ def known_item_set(dataset: Path, out: Path, count: int = 150, seed: int = 13) -
     usable = [r for r in records if len(r.get("text", "").split()) >= 20]
     rows = []
     for record in rng.sample(usable, min(count, len(usable))):
-        words = record["text"].split()
-        length = rng.randint(6, 10)
-        start = rng.randint(0, len(words) - length)
-        rows.append((f"k{record['_id']}", " ".join(words[start : start + length]), record["_id"]))
+        rows.append((f"k{record['_id']}", literal_span(record["text"], rng), record["_id"]))
     corpus = (dataset / "corpus.jsonl").read_text(encoding="utf-8")
     write_beir(target, corpus, {q: t for q, t, _ in rows}, [(q, d) for q, _, d in rows])
     return target

@@ -28,7 +28,7 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from benchmarks.feedback_sets import json_line, write_beir
+from benchmarks.feedback_sets import json_line, literal_span, write_beir
 from ragkit.corpora.heading_sources import (
     HELD_OUT_PYTHON_FOLDERS,
     PYTHON_DOCS,
@@ -83,10 +83,7 @@ def page_sets(name: str, out: Path) -> dict[str, Path]:
     usable = [page for page, text in pages.items() if len(text.split()) >= 20]
     while len(spans) < SPANS:
         page = rng.choice(usable)
-        words = pages[page].split()
-        length = rng.randint(6, 10)
-        start = rng.randint(0, len(words) - length)
-        spans[f"k{len(spans)}"] = (" ".join(words[start : start + length]), page)
+        spans[f"k{len(spans)}"] = (literal_span(pages[page], rng), page)
     headings = subsection_headings(pages)
     pages_of = Counter(heading for _, heading in set(headings))
     unique = sorted({(p, h) for p, h in headings if pages_of[h] == 1})
