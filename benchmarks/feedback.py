@@ -33,8 +33,9 @@ reused. Systems (hybrid search, documents ranked by their best chunk, collapse o
 ``dense`` (Rocchio: 3 chunks, original weight 0.5); ``both``; ``evidence`` (document
 evidence, damping 0.5); ``phrase`` (phrase evidence: chunks holding the query's terms side by
 side and in order first); ``auto`` (what ``feedback``, ``document_evidence`` and ``phrase_evidence`` =
-``"auto"`` turn on for the collection's language, chosen on the tuning part); ``perquery`` (per-query fusion, :mod:`ragkit.search.per_query`: the dense weight and the
-phrase lift chosen for each query from its first pass, the levers off); ``default`` (the
+``"auto"`` turn on for the collection's language, chosen on the tuning part); ``perquery`` (per-query fusion, :mod:`ragkit.search.per_query`: the dense weight, the
+phrase lift and dense feedback chosen for each query from its first pass, document evidence
+off); ``default`` (the
 settings an index gets today). Every system but ``default`` names its fusion: the others are
 weighted fusion with dense weight 0.5, the default before per-query fusion. ``--systems``
 measures some of them (``off`` first); ``--stored-peers FILE`` takes the peers' means from an
@@ -118,8 +119,9 @@ SYSTEMS: dict[str, dict[str, str]] = {
     "evidence": {**NONE, "document_evidence": "on"},
     "phrase": {**NONE, "phrase_evidence": "on"},
     "auto": {**NONE, "feedback": "auto", "document_evidence": "auto", "phrase_evidence": "auto"},
-    # per-query fusion (ragkit.search.per_query): weights and phrase lift chosen per query
-    "perquery": {**NONE, "fusion": "per-query", "phrase_evidence": "auto"},
+    # per-query fusion (ragkit.search.per_query): weights, phrase lift and feedback chosen
+    # per query
+    "perquery": {**NONE, "fusion": "per-query", "phrase_evidence": "auto", "feedback": "auto"},
     "default": {},
 }
 METRICS = ("ndcg_at_10", "recall_at_100", "mrr_at_10")

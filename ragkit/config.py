@@ -129,9 +129,10 @@ class Settings(BaseModel):
     dense_weight: Fixed[float] = Field(default=0.5, ge=0.0, le=1.0)
     # Pseudo-relevance feedback (ragkit.search.feedback): a second pass with the query expanded
     # by the first pass's top chunks' stored terms (sparse, RM3) and/or moved towards their
-    # stored vectors (dense, Rocchio); "auto" turns on what was measured to help for the
-    # index's languages. Query-time: a handle or a query may override it.
-    feedback: QueryTime[Literal["auto", "off", "sparse", "dense", "both"]] = "off"
+    # stored vectors (dense, Rocchio). "auto": as per-query fusion chooses for each query
+    # (ragkit.search.per_query); with the other fusions, what was measured to help for the
+    # query's languages. Query-time: a handle or a query may override it.
+    feedback: QueryTime[Literal["auto", "off", "sparse", "dense", "both"]] = "auto"
     # Chunks of one document that score together lift its best one (ragkit.search.evidence);
     # query-time like feedback.
     document_evidence: QueryTime[Literal["auto", "off", "on"]] = "off"

@@ -51,11 +51,13 @@ def first_stage(
     depth: int,
     allowed: np.ndarray | None,
     languages: list[str],
+    chosen: FusionChoice | None = None,
 ) -> Lists:
     """The dense list, the sparse list and the ranking a search makes of them, ``depth``
     candidates from each, within the ``allowed`` chunks (None: all); ``per-query`` fusion
     weighs them as :mod:`ragkit.search.per_query` chooses from the lists (and from
-    ``terms`` and ``languages``)."""
+    ``terms`` and ``languages``), or as ``chosen`` (the first pass's choice, for the
+    feedback pass)."""
     dense: Ranking = []
     if vector is not None:
         dense = store.search_vectors(vector, depth, allowed)
@@ -73,7 +75,7 @@ def first_stage(
         missing = [i for i, _ in sparse if i not in found]
         dense = dense + store.score_vectors(vector, missing)
     if method == "per-query":
-        return per_query_lists(store, settings, dense, sparse, terms, languages)
+        return per_query_lists(store, settings, dense, sparse, terms, languages, chosen)
     weights = (settings.dense_weight, 1.0 - settings.dense_weight)
     return Lists(dense, sparse, fuse([dense, sparse], method, settings.rrf_k, weights), weights)
 
@@ -85,16 +87,19 @@ def per_query_lists(
     sparse: Ranking,
     terms: list[str],
     languages: list[str],
+    chosen: FusionChoice | None = None,
 ) -> Lists:
     """Per-query fusion of ``dense`` and ``sparse`` (:mod:`ragkit.search.per_query`): the
     listings among the lists' heads (:mod:`ragkit.search.listing`) do not count as phrase
-    matches, the choice is made from the evidence, and the listings among the fused head keep
+    matches, the choice is made from the evidence (or is ``chosen``: a feedback pass keeps
+    the first pass's), and the listings among the fused head keep
     :data:`~ragkit.search.listing.WEIGHT` of their score."""
     heads = list(dict.fromkeys(i for i, _ in _head(sparse, CANDIDATES) + _head(dense, HEAD)))
     listings = listing_chunks(store, heads)
     phrase = frozenset(phrase_matches(store, terms, sparse)) - listings
-    evidence = query_evidence(dense, sparse, phrase_words(terms), phrase, languages[:1] == ["ar"])
-    choice = default_model().choose(evidence)
+    choice = chosen or default_model().choose(
+        query_evidence(dense, sparse, phrase_words(terms), phrase, languages[:1] == ["ar"])
+    )
     weights = (choice.dense_weight, 1.0 - choice.dense_weight)
     fused = fuse([dense, sparse], "per-query", settings.rrf_k, weights)
     unread = [i for i, _ in fused[:HEAD] if i not in heads]

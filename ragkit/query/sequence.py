@@ -177,16 +177,21 @@ class Search:
         lists = first_stage(
             self.store, settings, mode, method, vector, terms, depth, allowed, languages
         )
-        sparse_feedback, dense_feedback = levers(options.feedback or settings.feedback, languages)
-        sparse_feedback &= mode != "dense"
-        dense_feedback &= mode != "sparse"
+        feedback = options.feedback or settings.feedback
+        if feedback == "auto" and lists.choice is not None:  # per-query fusion chose
+            sparse_feedback, dense_feedback = False, lists.choice.feedback
+        else:
+            sparse_feedback, dense_feedback = levers(feedback, languages)
+            sparse_feedback &= mode != "dense"
+            dense_feedback &= mode != "sparse"
         if sparse_feedback or dense_feedback:
             vector, terms = second_pass_query(
                 self.store, lists.scored, vector, terms, sparse_feedback, dense_feedback
             )
             lists = first_stage(
-                self.store, settings, mode, method, vector, terms, depth, allowed, languages
-            )
+                self.store, settings, mode, method, vector, terms, depth, allowed, languages,
+                lists.choice,
+            )  # fmt: skip
         scored = lists.scored
         parts: Parts = explained(lists, mode, method, settings) if explain else {}
         if uses_evidence(options.document_evidence or settings.document_evidence, languages):

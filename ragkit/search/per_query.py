@@ -88,12 +88,14 @@ FEATURES: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(Que
 
 @dataclass(frozen=True)
 class FusionOption:
-    """One fusion a query may get: ``dense_weight`` (the sparse list weighs the rest) and the
-    phrase lift."""
+    """One fusion a query may get: ``dense_weight`` (the sparse list weighs the rest), the
+    phrase lift, and ``feedback``: a second pass with the query vector moved towards the
+    fused top chunks (dense feedback, :mod:`ragkit.search.feedback`) under the same weights."""
 
     name: str
     dense_weight: float
     phrase: bool
+    feedback: bool = False
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,7 @@ class FusionChoice:
     dense_weight: float
     phrase: bool
     evidence: QueryEvidence
+    feedback: bool = False
 
 
 @dataclass(frozen=True)
@@ -139,7 +142,7 @@ class FusionModel:
             (r.option for r in self.rules if all(c.holds(evidence) for c in r.conditions)),
             self.otherwise,
         )
-        return FusionChoice(found.name, found.dense_weight, found.phrase, evidence)
+        return FusionChoice(found.name, found.dense_weight, found.phrase, evidence, found.feedback)
 
     @classmethod
     def read(cls, path: Path) -> FusionModel:

@@ -107,6 +107,7 @@ def explanations(
                 fusion=part.fusion,
                 fusion_choice=None if choice is None else choice.name,
                 dense_weight=None if choice is None else choice.dense_weight,
+                fusion_feedback=None if choice is None else choice.feedback,
                 fusion_evidence=None if choice is None else dataclasses.asdict(choice.evidence),
                 first_stage=part.score,
                 dense=part.dense,

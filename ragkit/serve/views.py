@@ -28,6 +28,11 @@ class HitExplanation(BaseModel):
     dense_weight: float | None = Field(
         default=None, description="per-query fusion: the dense list's weight chosen."
     )
+    fusion_feedback: bool | None = Field(
+        default=None,
+        description="per-query fusion: whether the query got dense feedback (a second pass "
+        "with its vector moved towards the first pass's top chunks; dense is that pass's).",
+    )
     fusion_evidence: dict[str, float] | None = Field(
         default=None,
         description="per-query fusion: the query's first-pass evidence the choice was made "

@@ -162,3 +162,63 @@ def test_query_command_and_http_request_take_feedback(tmp_path: Path) -> None:
     assert SearchRequest(query="wing flutter", feedback="dense").feedback == "dense"
     with pytest.raises(ValueError):
         SearchRequest(query="wing flutter", feedback="more")  # type: ignore[arg-type]
+
+
+# Hadiths on prayer: a topic many passages share, so a query for it finds a flat dense list.
+PRAYER = [
+    "الصلاة في أول وقتها أحب الأعمال إلى الله",
+    "من صلى الفجر في جماعة فهو في ذمة الله",
+    "صلاة الجماعة تفضل صلاة الفذ بسبع وعشرين درجة",
+    "الصلوات الخمس كفارة لما بينهن ما اجتنبت الكبائر",
+    "من حافظ على الصلاة كانت له نورا وبرهانا يوم القيامة",
+    "أول ما يحاسب عليه العبد يوم القيامة الصلاة",
+    "بين الرجل وبين الكفر ترك الصلاة",
+    "صلوا كما رأيتموني أصلي",
+    "إذا قام أحدكم إلى الصلاة فليتوضأ ثم ليستقبل القبلة",
+    "لا تقبل صلاة بغير طهور",
+    "مفتاح الصلاة الطهور وتحريمها التكبير وتحليلها التسليم",
+    "من نسي صلاة فليصلها إذا ذكرها",
+    "من صام رمضان إيمانا واحتسابا غفر له ما تقدم من ذنبه",
+    "الصدقة تطفئ الخطيئة كما يطفئ الماء النار",
+]
+
+
+@pytest.mark.parametrize("backend", ["folder", "milvus-lite"])
+def test_per_query_fusion_chooses_feedback_for_a_broad_arabic_topic(
+    tmp_path: Path, backend: str
+) -> None:
+    """Under ``feedback="auto"`` (the default) per-query fusion decides: a broad Arabic topic
+    (a flat dense list) gets dense feedback and keeps its first pass's choice through the
+    second pass; a lookup (the phrase lift) gets none; weighted fusion keeps the language
+    lever (dense feedback for Arabic)."""
+    records = [{"id": f"h{n}", "text": text} for n, text in enumerate(PRAYER)]
+    where = (
+        str(tmp_path / "index")
+        if backend == "folder"
+        else f"milvus-lite://{tmp_path / 'lite.db'}?collection=prayer"
+    )
+    with Index.open(where, create=True, model="multilingual-e5-small", chunker="sentence") as ix:
+        ix.add(records)
+
+        def found(query: str, **options: str) -> list[tuple[str, float]]:
+            explained = ix.explain(query, k=5, collapse=False, **options)  # type: ignore[arg-type]
+            return [(e.hit.key, e.contribution.dense) for e in explained]
+
+        assert ix.settings.feedback == "auto"
+        topic = ix.explain("الصلاة", k=5, collapse=False)
+        choice = topic[0].contribution.choice
+        assert choice is not None and choice.feedback and not choice.phrase
+        assert choice.name == "balanced 0.5 + feedback" and choice.evidence.arabic == 1.0
+        assert all(each.contribution.choice == choice for each in topic)
+        assert found("الصلاة") != found("الصلاة", feedback="off")
+
+        span = "إذا قام أحدكم إلى الصلاة فليتوضأ ثم ليستقبل القبلة"
+        lookup = ix.explain(span, k=1, collapse=False)[0]
+        assert lookup.contribution.choice is not None and lookup.contribution.choice.phrase
+        assert not lookup.contribution.choice.feedback and lookup.hit.document_id == "h8"
+        assert found(span) == found(span, feedback="off")
+        assert found(span, feedback="dense") != found(span)  # asked for by name: applied
+
+        weighted = found("الصلاة", fusion="weighted")
+        assert weighted == found("الصلاة", fusion="weighted", feedback="dense")
+        assert weighted != found("الصلاة", fusion="weighted", feedback="off")

@@ -52,9 +52,24 @@ def test_the_choice_is_a_function_of_the_evidence() -> None:
     assert evidence == again
     assert model.choose(evidence) == model.choose(again)
     assert model.choose(evidence).phrase  # a phrase of 8 words: a lookup
-    short = dataclasses.replace(evidence, phrase=0.0, phrase_top=0.0, words=2.0)
+    short = dataclasses.replace(evidence, phrase=0.0, phrase_top=0.0, words=2.0, dense_gap=0.01)
     assert model.choose(short).dense_weight > 0.5
     assert model.choose(dataclasses.replace(short, arabic=1.0)).dense_weight == 0.5
+
+
+def test_a_peaked_dense_list_weighs_more() -> None:
+    """A question with no phrase match leans towards the dense list when its top stands well
+    above its 10th (a confident list), not when the list is flat; for Arabic, whose encoder's
+    cosines lie closer together, at a smaller gap and less far."""
+    model = default_model()
+    question = QueryEvidence(words=7, phrase=0, phrase_top=0, overlap=0.3, agreement=0.0,
+                             dense_gap=0.3, sparse_gap=0.5, sparse_per_word=2.0,
+                             phrase_dense_rank=0, arabic=0)  # fmt: skip
+    assert model.choose(question).dense_weight == 0.7
+    assert model.choose(dataclasses.replace(question, dense_gap=0.02)).dense_weight == 0.5
+    arabic = dataclasses.replace(question, arabic=1.0, dense_gap=0.05)
+    assert model.choose(arabic).dense_weight == 0.6
+    assert model.choose(dataclasses.replace(arabic, dense_gap=0.01)).dense_weight == 0.5
 
 
 def test_a_literal_span_gets_the_phrase_first_fusion(index: Index) -> None:

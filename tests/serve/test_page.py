@@ -140,6 +140,19 @@ def test_explain_keeps_the_hits_and_takes_their_scores_apart(
         assert text[hit["end"] :].startswith(why["after"])
 
 
+def test_explain_says_which_fusion_a_query_got(api: TestClient, folder: Path) -> None:
+    for query in (ENGLISH, ARABIC):
+        body = {"query": query, "index": NAME, "k": 3, "explain": True}
+        found = api.post("/search", json=body).json()["explanations"]
+        with Index.open(folder) as index:
+            choice = index.explain(query, k=3)[0].contribution.choice
+        assert choice is not None and found
+        assert {why["fusion_choice"] for why in found} == {choice.name}
+        assert {why["dense_weight"] for why in found} == {choice.dense_weight}
+        assert {why["fusion_feedback"] for why in found} == {choice.feedback}
+        assert found[0]["fusion_evidence"] == asdict(choice.evidence)
+
+
 def test_search_takes_mmr_and_returns_relevance(api: TestClient, folder: Path) -> None:
     body = {"query": ENGLISH, "index": NAME, "k": 2, "mmr_lambda": 0.5, "mmr_candidates": 6}
     found = api.post("/search", json=body)
