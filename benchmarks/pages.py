@@ -34,6 +34,7 @@ from ragkit.corpora.heading_sources import (
     PYTHON_DOCS,
     PYTHON_SOURCES,
 )
+from ragkit.corpora.headings import rest_sections
 from ragkit.corpora.packages import fetch_deb
 from ragkit.paths import cache_dir
 
@@ -54,21 +55,15 @@ def read_pages(name: str) -> dict[str, str]:
 
 
 def subsection_headings(pages: dict[str, str]) -> list[tuple[str, str]]:
-    """(page, heading) for each heading of a page after its first (its title), as reST
-    underlines them (a line of one punctuation character repeated, as long as the title)."""
-    found = []
-    for page, text in pages.items():
-        lines = text.splitlines()
-        titles = [
-            lines[i].strip()
-            for i in range(len(lines) - 1)
-            if lines[i].strip()
-            and len(set(lines[i + 1].strip())) == 1
-            and not lines[i + 1].strip()[0].isalnum()
-            and len(lines[i + 1].strip()) >= max(len(lines[i].strip()), 3)
-        ]
-        found += [(page, title) for title in titles[1:] if len(title.split()) >= 2]
-    return found
+    """(page, heading) for each heading of a page after its first (its title) of two words or
+    more, as :func:`~ragkit.corpora.headings.rest_sections` reads them (roles such as
+    ``:mod:`x``` as their text)."""
+    return [
+        (page, section.heading)
+        for page, text in pages.items()
+        for section in rest_sections(text, min_words=0)[1:]
+        if len(section.heading.split()) >= 2
+    ]
 
 
 def page_sets(name: str, out: Path) -> dict[str, Path]:
