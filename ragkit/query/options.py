@@ -97,7 +97,8 @@ class SearchOptions(BaseModel):
     feedback: Feedback | None = Field(
         None,
         description="off | sparse | dense | both | auto: a second pass with the query expanded "
-        "from the first pass's top chunks; default: the index's setting.",
+        "from the first pass's top chunks; default: the index's setting (auto: per-query "
+        "fusion's choice).",
     )
     document_evidence: DocumentEvidence | None = Field(
         None,
@@ -107,7 +108,7 @@ class SearchOptions(BaseModel):
     phrase_evidence: PhraseEvidence | None = Field(
         None,
         description="on | off | auto: chunks holding the query's words side by side and in "
-        "order come first; default: the index's setting (off).",
+        "order come first; default: the index's setting (auto: per-query fusion's choice).",
     )
     mmr_lambda: StrictFloat | None = Field(
         None,

@@ -1,5 +1,6 @@
-"""Per-query fusion: the weights of the dense and sparse lists, and whether a chunk holding the
-query as a phrase comes first, decided for each query from its own first-pass evidence.
+"""Per-query fusion: the weights of the dense and sparse lists, whether a chunk holding the
+query as a phrase comes first, and whether the query vector moves towards the top chunks for a
+second pass (dense feedback), decided for each query from its own first-pass evidence.
 
 One fixed fusion cannot suit a pasted sentence (plain BM25 and phrase evidence find its
 document), a three-word heading (the dense list knows what it means) and a long question at
@@ -22,8 +23,8 @@ once. The first pass tells them apart (:func:`query_evidence`, no search beyond 
 A :class:`FusionModel` (``per_query_fusion.json``, fitted on the tuning part of
 ``benchmarks/feedback.py`` by ``experiments/fusion/perquery``) is a decision list: the first
 :class:`Rule` whose conditions all hold gives the query its :class:`FusionOption` — a dense
-weight and the phrase lift on or off — and a query no rule takes gets ``otherwise``. The
-choice is a pure function of the evidence.
+weight, the phrase lift on or off, dense feedback on or off — and a query no rule takes gets
+``otherwise``. The choice is a pure function of the evidence.
 
 Example:
     >>> evidence = QueryEvidence(words=8, phrase=1, phrase_top=1, overlap=0.2, agreement=0.1,

@@ -57,6 +57,21 @@ def test_the_choice_is_a_function_of_the_evidence() -> None:
     assert model.choose(dataclasses.replace(short, arabic=1.0)).dense_weight == 0.5
 
 
+def test_a_phrase_the_dense_list_missed_leans_sparse() -> None:
+    """A query held side by side by a chunk of the sparse head — too short for the lift, or
+    ranked low by the dense list — leans towards the sparse list; not when the dense list
+    already ranks that chunk among its first few, nor for Arabic."""
+    model = default_model()
+    two_words = QueryEvidence(words=2, phrase=1, phrase_top=1, overlap=0.3, agreement=0.0,
+                              dense_gap=0.1, sparse_gap=0.5, sparse_per_word=2.0,
+                              phrase_dense_rank=8, arabic=0)  # fmt: skip
+    assert model.choose(two_words).dense_weight == 0.3
+    assert model.choose(dataclasses.replace(two_words, phrase_dense_rank=2)).dense_weight > 0.5
+    assert model.choose(dataclasses.replace(two_words, arabic=1.0)).dense_weight != 0.3
+    lifted = dataclasses.replace(two_words, words=4, phrase_dense_rank=30)
+    assert model.choose(lifted).phrase  # long enough and missed by the dense list: the lift
+
+
 def test_a_peaked_dense_list_weighs_more() -> None:
     """A question with no phrase match leans towards the dense list when its top stands well
     above its 10th (a confident list), not when the list is flat; for Arabic, whose encoder's

@@ -260,7 +260,9 @@ def ndcg(query: Query, run: list[str], judged: Any) -> float:
 # The decision lists searched (:class:`Grid`): a query of at least ``words`` words that a
 # chunk of the sparse head holds as a phrase gets the phrase lift when the dense list ranks
 # that chunk below ``missed`` (0: wherever it ranks it) or the query has at least ``long``
-# words; else a query whose dense list is peaked — its top score at least ``confident`` above
+# words; else a query, not Arabic, whose phrase chunk the dense list ranks ``phrase_lean``th or
+# lower (a phrase too short for the lift, or one the dense list ranks below the top few) leans
+# ``phrase_weight`` towards the sparse list; else a query whose dense list is peaked — its top score at least ``confident`` above
 # its 10th (``arabic_confident`` for Arabic: the multilingual encoder's cosines lie closer
 # together) — leans ``peaked`` (``arabic_peaked``) towards the dense list; else an Arabic
 # query whose dense list is flat (a gap of at most ``arabic_flat``: a topic many passages
@@ -279,10 +281,13 @@ GRID: dict[str, tuple[float, ...]] = {
     "arabic_confident": (0.0, 0.015, 0.02, 0.03, 0.04),
     "arabic_peaked": (0.6, 0.7),
     "arabic_flat": (0.0, 0.01, 0.015, 0.02, 0.03, math.inf),
+    "phrase_lean": (0, 2, 3, 5, 11, 21),
+    "phrase_weight": (0.3, 0.4),
 }
-# Cut-offs on the dense list's gap, whose scale is the encoder's: one is taken only where the
-# cut-offs either side of it lose no tuning set either (a plateau, not a cliff's edge).
-CUT_OFFS = ("confident", "arabic_confident", "arabic_flat")
+# Cut-offs (the dense list's gap, whose scale is the encoder's; the dense rank of a phrase): one
+# is taken only where the cut-offs either side of it lose no tuning set either (a plateau, not
+# a cliff's edge).
+CUT_OFFS = ("confident", "arabic_confident", "arabic_flat", "phrase_lean")
 WORST = -0.001  # no tuning set may lose more than this (mean nDCG@10)
 KEPT = 200  # the best points kept in perquery.json with their gains
 LOOKUP = FusionOption("phrase first", 0.5, True)
@@ -302,6 +307,8 @@ class Grid:
     arabic_confident: float
     arabic_peaked: float
     arabic_flat: float
+    phrase_lean: float
+    phrase_weight: float
 
     def model(self) -> FusionModel:
         """The decision list (see :data:`GRID`)."""
@@ -314,6 +321,11 @@ class Grid:
                 Rule(LOOKUP, (phrase, Condition("words", at_least=self.words),
                               Condition("phrase_dense_rank", at_least=self.missed + 1))),
             ]  # fmt: skip
+        if self.phrase_lean:
+            lean = FusionOption(name_of(self.phrase_weight, False), self.phrase_weight, False)
+            found.append(
+                Rule(lean, (Condition("phrase_dense_rank", at_least=self.phrase_lean), not_arabic))
+            )
         for gap, weight, language in (
             (self.confident, self.peaked, not_arabic),
             (self.arabic_confident, self.arabic_peaked, arabic),
@@ -390,40 +402,34 @@ def search(
     :data:`CUT_OFFS`, and the best candidates' gains."""
     base = options.index(BASE)
     names = sorted(set(groups))
-    members = {n: np.array([i for i, g in enumerate(groups) if g == n]) for n in names}
+    members = [np.array([i for i, g in enumerate(groups) if g == n]) for n in names]
     features = {f: np.array([q.evidence[f] for q in queries], dtype=float) for f in FEATURES}
     rows = np.arange(len(queries))
-    gains: dict[Grid, dict[str, float]] = {}
-    for values in itertools.product(*GRID.values()):
-        point = Grid(*values)
-        chosen = fast_picks(point.model(), features, options)
-        lift = ndcg[rows, chosen] - ndcg[:, base]
-        gains[point] = {n: float(lift[m].mean()) for n, m in members.items()}
-
-    def safe(point: Grid) -> bool:
-        return min(gains[point].values()) >= WORST
-
-    admissible = [p for p in gains if safe(p) and all(safe(n) for n in p.neighbours())]
+    points = [Grid(*values) for values in itertools.product(*GRID.values())]
+    gains = np.empty((len(points), len(names)))
+    for at, point in enumerate(points):
+        lift = ndcg[rows, fast_picks(point.model(), features, options)] - ndcg[:, base]
+        gains[at] = [lift[m].mean() for m in members]
+    means, safe = gains.mean(axis=1), gains.min(axis=1) >= WORST
+    row_of = {point: at for at, point in enumerate(points)}
+    admissible = [
+        at for at in np.flatnonzero(safe) if all(safe[row_of[n]] for n in points[at].neighbours())
+    ]
     if not admissible:
         raise SystemExit("no decision list loses no tuning set")
-
-    def mean(point: Grid) -> float:
-        return float(np.mean(list(gains[point].values())))
-
-    best = max(admissible, key=lambda p: (mean(p), str(p)))
+    best = max(admissible, key=lambda at: (means[at], str(points[at])))
     on_plateau = set(admissible)
-    shown = sorted(gains, key=mean, reverse=True)[:KEPT]
     tried = {
         "grid": GRID,
-        "points": len(gains),
+        "points": len(points),
         "on_plateau": len(on_plateau),
         "best": [
-            {**dataclasses.asdict(p), "mean_gain": mean(p), "plateau": p in on_plateau,
-             "gains": gains[p]}
-            for p in shown
+            {**dataclasses.asdict(points[at]), "mean_gain": float(means[at]),
+             "plateau": at in on_plateau, "gains": dict(zip(names, gains[at].tolist()))}
+            for at in np.argsort(-means, kind="stable")[:KEPT]
         ],
     }  # fmt: skip
-    return best.model(), tried
+    return points[best].model(), tried
 
 
 def main() -> None:
