@@ -369,19 +369,10 @@ def astuple(option: FusionOption) -> Choice:
     return option.dense_weight, option.phrase, option.feedback
 
 
-def picks(model: FusionModel, queries: list[Query], options: list[Choice]) -> list[int]:
-    """Each query's option under ``model`` (an index into ``options``)."""
-    found = []
-    for query in queries:
-        choice = model.choose(QueryEvidence(**query.evidence))
-        found.append(options.index((choice.dense_weight, choice.phrase, choice.feedback)))
-    return found
-
-
-def fast_picks(
-    model: FusionModel, features: dict[str, np.ndarray], options: list[Choice]
-) -> np.ndarray:
-    """:func:`picks` over the queries' evidence as columns (``features``), all at once."""
+def picks(model: FusionModel, features: dict[str, np.ndarray], options: list[Choice]) -> np.ndarray:
+    """Each query's option under ``model`` (an index into ``options``), over the queries'
+    evidence as columns (``features``), all at once: :meth:`FusionModel.choose`'s rule, checked
+    against it for the model written (:func:`main`)."""
     count = len(next(iter(features.values())))
     chosen = np.full(count, options.index(astuple(model.otherwise)))
     open_ = np.ones(count, dtype=bool)
@@ -395,7 +386,7 @@ def fast_picks(
 
 
 def search(
-    queries: list[Query], ndcg: np.ndarray, options: list[Choice], groups: list[str]
+    features: dict[str, np.ndarray], ndcg: np.ndarray, options: list[Choice], groups: list[str]
 ) -> tuple[FusionModel, dict[str, Any]]:
     """The decision list of highest mean gain over the tuning sets (each set weighs the same)
     among those that lose no set more than :data:`WORST`, nor do their neighbours along
@@ -403,12 +394,11 @@ def search(
     base = options.index(BASE)
     names = sorted(set(groups))
     members = [np.array([i for i, g in enumerate(groups) if g == n]) for n in names]
-    features = {f: np.array([q.evidence[f] for q in queries], dtype=float) for f in FEATURES}
-    rows = np.arange(len(queries))
+    rows = np.arange(len(groups))
     points = [Grid(*values) for values in itertools.product(*GRID.values())]
     gains = np.empty((len(points), len(names)))
     for at, point in enumerate(points):
-        lift = ndcg[rows, fast_picks(point.model(), features, options)] - ndcg[:, base]
+        lift = ndcg[rows, picks(point.model(), features, options)] - ndcg[:, base]
         gains[at] = [lift[m].mean() for m in members]
     means, safe = gains.mean(axis=1), gains.min(axis=1) >= WORST
     row_of = {point: at for at, point in enumerate(points)}
@@ -458,8 +448,12 @@ def main() -> None:
     queries, ndcg, options = option_scores(captured, judgments, args.lists)
     base = options.index(BASE)
     groups = [f"{q.collection}/{q.set_name}" for q in queries]
-    model, tried = search(queries, ndcg, options, groups)
-    chosen = picks(model, queries, options)
+    features = {f: np.array([q.evidence[f] for q in queries], dtype=float) for f in FEATURES}
+    model, tried = search(features, ndcg, options, groups)
+    chosen = picks(model, features, options)
+    ruled = [model.choose(QueryEvidence(**q.evidence)) for q in queries]
+    if [options[o] for o in chosen] != [(c.dense_weight, c.phrase, c.feedback) for c in ruled]:
+        raise SystemExit("the replay's rule evaluation disagrees with FusionModel.choose")
     report: dict[str, Any] = {"model": dataclasses.asdict(model), "tried": tried, "sets": {}}
     for name in sorted(set(groups)):
         rows = [i for i, g in enumerate(groups) if g == name]
